@@ -1,0 +1,45 @@
+#include "aten/api.h"
+
+#include <c10/util/Exception.h>
+
+#include "aten/bridge.h"
+#include "exec/graph_executor.h"
+#include "tensor/rng_state.h"
+
+namespace torch_xla {
+
+c10::Device XlaDevice(int ordinal) {
+  c10::Device device = XlaDeviceOf(ordinal);
+  OrdinalOf(device);  // validates
+  return device;
+}
+
+int DeviceCount() { return runtime::Client::Get().device_count(); }
+
+std::string DeviceKind() { return runtime::Client::Get().device_kind(); }
+
+void Sync(bool wait) { exec::SyncAll(wait); }
+
+void SyncDevices(const std::vector<int>& ordinals, bool wait) {
+  for (int ordinal : ordinals) exec::SyncDevice(OrdinalOf(XlaDeviceOf(ordinal)), false);
+  if (wait) runtime::Client::Get().WaitAll();
+}
+
+void WaitDeviceOps() { runtime::Client::Get().WaitAll(); }
+
+std::string GetStableHlo(const std::vector<at::Tensor>& tensors) {
+  std::vector<XlaTensorPtr> xs;
+  for (const at::Tensor& t : tensors) xs.push_back(GetXlaTensor(t, "get_stablehlo"));
+  return exec::GetStableHlo(xs);
+}
+
+void SetRngState(uint64_t seed, int ordinal) { SetRngSeed(OrdinalOf(XlaDeviceOf(ordinal)), seed); }
+
+uint64_t GetRngState(int ordinal) { return GetRngSeed(OrdinalOf(XlaDeviceOf(ordinal))); }
+
+std::pair<int64_t, int64_t> MemoryInfo(int ordinal) {
+  runtime::MemoryInfo info = runtime::Client::Get().GetMemoryInfo(OrdinalOf(XlaDeviceOf(ordinal)));
+  return {info.bytes_in_use, info.bytes_limit};
+}
+
+}  // namespace torch_xla

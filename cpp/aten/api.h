@@ -1,0 +1,35 @@
+#pragma once
+// The C++ API of the XLA device for LibTorch programs (and the Python bindings):
+//   at::Tensor t = at::ones({2, 2}, at::TensorOptions().device(torch_xla::XlaDevice()));
+//   ...; torch_xla::Sync();   // run the pending graph (mark_step)
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace torch_xla {
+
+// The device "xla:<ordinal>"; throws c10::Error when it does not exist.
+c10::Device XlaDevice(int ordinal = 0);
+int DeviceCount();
+// "CPU", "CUDA" or "TPU": the kind of the PJRT plugin in use.
+std::string DeviceKind();
+
+// Runs the pending graph of every device (or of the given devices) as one compiled
+// computation each; with `wait`, blocks until it has run.
+void Sync(bool wait = false);
+void SyncDevices(const std::vector<int>& ordinals, bool wait = false);
+// Blocks until all enqueued device work has finished.
+void WaitDeviceOps();
+
+// The StableHLO text of the pending graph computing these tensors.
+std::string GetStableHlo(const std::vector<at::Tensor>& tensors);
+
+void SetRngState(uint64_t seed, int ordinal);
+uint64_t GetRngState(int ordinal);
+
+// (bytes in use, bytes limit) of a device.
+std::pair<int64_t, int64_t> MemoryInfo(int ordinal);
+
+}  // namespace torch_xla

@@ -1,0 +1,136 @@
+#include "aten/bridge.h"
+
+#include <ATen/FunctionalTensorWrapper.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include "aten/xla_tensor_impl.h"
+#include "ir/builder.h"
+
+namespace torch_xla {
+
+using runtime::ElementType;
+
+ElementType ElementTypeOf(at::ScalarType type) {
+  switch (type) {
+    case at::kBool: return ElementType::kPred;
+    case at::kByte: return ElementType::kU8;
+    case at::kChar: return ElementType::kS8;
+    case at::kShort: return ElementType::kS16;
+    case at::kInt: return ElementType::kS32;
+    case at::kLong: return ElementType::kS64;
+    case at::kHalf: return ElementType::kF16;
+    case at::kBFloat16: return ElementType::kBF16;
+    case at::kFloat: return ElementType::kF32;
+    case at::kDouble: return ElementType::kF64;
+    case at::kComplexFloat: return ElementType::kC64;
+    case at::kComplexDouble: return ElementType::kC128;
+    case at::kUInt16: return ElementType::kU16;
+    case at::kUInt32: return ElementType::kU32;
+    case at::kUInt64: return ElementType::kU64;
+    default:
+      TORCH_CHECK(false, "XLA tensors do not support dtype ", type);
+  }
+}
+
+at::ScalarType ScalarTypeOf(ElementType type) {
+  switch (type) {
+    case ElementType::kPred: return at::kBool;
+    case ElementType::kU8: return at::kByte;
+    case ElementType::kS8: return at::kChar;
+    case ElementType::kS16: return at::kShort;
+    case ElementType::kS32: return at::kInt;
+    case ElementType::kS64: return at::kLong;
+    case ElementType::kF16: return at::kHalf;
+    case ElementType::kBF16: return at::kBFloat16;
+    case ElementType::kF32: return at::kFloat;
+    case ElementType::kF64: return at::kDouble;
+    case ElementType::kC64: return at::kComplexFloat;
+    case ElementType::kC128: return at::kComplexDouble;
+    case ElementType::kU16: return at::kUInt16;
+    case ElementType::kU32: return at::kUInt32;
+    case ElementType::kU64: return at::kUInt64;
+  }
+  TORCH_CHECK(false, "unknown element type");
+}
+
+c10::Device XlaDeviceOf(int ordinal) { return c10::Device(c10::DeviceType::XLA, static_cast<c10::DeviceIndex>(ordinal)); }
+
+int OrdinalOf(const c10::Device& device) {
+  TORCH_CHECK(device.type() == c10::DeviceType::XLA, "expected an XLA device, got ", device);
+  int ordinal = device.has_index() ? device.index() : 0;
+  int count = runtime::Client::Get().device_count();
+  TORCH_CHECK(ordinal >= 0 && ordinal < count, "XLA device xla:", ordinal, " does not exist; there are ", count,
+              " devices (xla:0 to xla:", count - 1, ")");
+  return ordinal;
+}
+
+bool IsXlaTensor(const at::Tensor& tensor) { return tensor.defined() && tensor.device().type() == c10::DeviceType::XLA; }
+
+XlaTensorPtr GetXlaTensor(const at::Tensor& tensor, const char* op) {
+  TORCH_CHECK(tensor.defined(), op, ": expected an XLA tensor, got an undefined tensor");
+  at::TensorImpl* impl = tensor.unsafeGetTensorImpl();
+  at::Tensor inner;
+  if (at::functionalization::impl::isFunctionalTensor(tensor)) {
+    at::functionalization::impl::sync(tensor);
+    inner = at::functionalization::impl::from_functional_tensor(tensor);
+    impl = inner.unsafeGetTensorImpl();
+  }
+  auto* xla_impl = dynamic_cast<XlaTensorImpl*>(impl);
+  TORCH_CHECK(xla_impl, op, ": expected a tensor on the XLA device, got ", tensor.device(), " tensor ",
+              DescribeTensor(tensor), " (input tensor is not an XLA tensor: move it with .to(xm.xla_device()))");
+  return xla_impl->tensor();
+}
+
+at::Tensor AtenFromXla(XlaTensorPtr tensor) {
+  at::Tensor out(c10::make_intrusive<XlaTensorImpl>(std::move(tensor)));
+  // Inside functionalization (Functionalize excluded) the caller wraps the result.
+  if (c10::impl::tls_local_dispatch_key_set().excluded_.has(c10::DispatchKey::Functionalize)) return out;
+  return at::functionalization::impl::to_functional_tensor(out);
+}
+
+at::Tensor AtenFromIr(ir::Value value, int device) { return AtenFromXla(XlaTensor::FromIr(std::move(value), device)); }
+
+ir::Value IrScalar(const at::Scalar& value, ElementType type) {
+  double v = value.isComplex() ? value.toComplexDouble().real() : value.toDouble();
+  if (value.isIntegral(false) || value.isBoolean()) v = static_cast<double>(value.toLong());
+  // Scalar parameters travel as f32/f64/s32/s64/pred and are converted in the graph.
+  ElementType carrier = runtime::IsFloating(type) ? (type == ElementType::kF64 ? ElementType::kF64 : ElementType::kF32)
+                        : type == ElementType::kPred ? ElementType::kPred
+                        : type == ElementType::kS32  ? ElementType::kS32
+                                                     : ElementType::kS64;
+  return ir::Convert(ir::ScalarParameter(v, carrier), type);
+}
+
+ir::Value IrOperand(const at::Tensor& tensor, ElementType type, const char* op) {
+  if (!IsXlaTensor(tensor)) {
+    TORCH_CHECK(tensor.dim() == 0 && tensor.device().is_cpu(), op,
+                ": expected all tensors on the XLA device, got a ", tensor.device(), " tensor ",
+                DescribeTensor(tensor), " (input tensor is not an XLA tensor)");
+    return IrScalar(tensor.item(), type);
+  }
+  return ir::Convert(GetXlaTensor(tensor, op)->GetIrValue(), type);
+}
+
+int CommonDevice(std::initializer_list<const at::Tensor*> tensors, const char* op) {
+  int device = -1;
+  for (const at::Tensor* t : tensors) {
+    if (!t->defined() || !IsXlaTensor(*t)) continue;
+    int d = t->device().index();
+    TORCH_CHECK(device < 0 || d == device, op, ": expected all tensors on the same device, got xla:", device,
+                " and xla:", d);
+    device = d;
+  }
+  TORCH_CHECK(device >= 0, op, ": expected at least one XLA tensor");
+  return device;
+}
+
+std::string DescribeTensor(const at::Tensor& tensor) {
+  std::string s = std::string(c10::toString(tensor.scalar_type())) + "[";
+  for (int64_t i = 0; i < tensor.dim(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(tensor.size(i));
+  }
+  return s + "]";
+}
+
+}  // namespace torch_xla

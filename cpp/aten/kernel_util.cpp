@@ -1,0 +1,22 @@
+#include "aten/kernel_util.h"
+
+#include <c10/core/DefaultDtype.h>
+
+namespace torch_xla {
+
+int64_t WrapDim(int64_t dim, int64_t rank, const char* op) {
+  int64_t r = std::max<int64_t>(rank, 1);
+  TORCH_CHECK(dim >= -r && dim < r, op, ": dimension out of range (expected to be in range of [", -r, ", ", r - 1,
+              "], but got ", dim, ")");
+  return dim < 0 ? dim + r : dim;
+}
+
+runtime::ElementType DefaultFloatType() { return ElementTypeOf(c10::typeMetaToScalarType(c10::get_default_dtype())); }
+
+std::vector<int64_t> KeepDims(const std::vector<int64_t>& dims, const std::vector<int64_t>& reduced) {
+  std::vector<int64_t> out = dims;
+  for (int64_t d : reduced) out[d] = 1;
+  return out;
+}
+
+}  // namespace torch_xla

@@ -1,0 +1,38 @@
+#pragma once
+// Small helpers shared by the kernels in aten/ops_*.cpp.
+#include <ATen/core/Tensor.h>
+
+#include "aten/bridge.h"
+#include "ir/builder.h"
+#include "runtime/metrics.h"
+
+// Bumps the counter "xla::<name>" (looked up once per call site).
+#define XLA_COUNT(name)                                                           \
+  do {                                                                            \
+    static ::torch_xla::metrics::Counter* counter_ = ::torch_xla::metrics::GetCounter("xla::" name); \
+    counter_->Add();                                                              \
+  } while (0)
+
+namespace torch_xla {
+
+// Runs `body`, turning the IR layer's std::invalid_argument into a c10::Error (Python
+// RuntimeError) that names the ATen op.
+template <typename F>
+auto Checked(const char* op, F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK(false, op, ": ", e.what());
+  }
+}
+
+// Wraps a possibly negative dimension index like PyTorch does.
+int64_t WrapDim(int64_t dim, int64_t rank, const char* op);
+
+// The default floating type (torch.get_default_dtype()) as an element type.
+runtime::ElementType DefaultFloatType();
+
+// dims with the reduced dimensions set to 1 (for keepdim=True).
+std::vector<int64_t> KeepDims(const std::vector<int64_t>& dims, const std::vector<int64_t>& reduced);
+
+}  // namespace torch_xla

@@ -1,0 +1,165 @@
+// Kernels that create XLA tensors or move data: factories, copies between devices,
+// dtype casts, clone, fill.
+#include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
+
+#include "XLANativeFunctions.h"
+#include "aten/kernel_util.h"
+#include "aten/transfer.h"
+#include "aten/xla_tensor_impl.h"
+
+namespace torch_xla {
+namespace {
+
+XlaTensorImpl* InnerImpl(const at::Tensor& t) {
+  auto* impl = dynamic_cast<XlaTensorImpl*>(t.unsafeGetTensorImpl());
+  TORCH_CHECK(impl, "expected an unwrapped XLA tensor");
+  return impl;
+}
+
+at::Tensor Full(at::IntArrayRef size, const at::Scalar& value, at::ScalarType dtype, int device) {
+  runtime::ElementType type = ElementTypeOf(dtype);
+  ir::Shape shape(type, std::vector<int64_t>(size.begin(), size.end()));
+  for (int64_t d : shape.dims) TORCH_CHECK(d >= 0, "negative dimension in size ", size);
+  double v = value.isComplex() ? value.toComplexDouble().real() : value.toDouble();
+  // 0 and 1 are inlined (they are the usual fills); other values are parameters.
+  ir::Value ir = (v == 0 || v == 1) ? ir::Constant(v, shape) : ir::Broadcast(IrScalar(value, type), shape.dims);
+  return AtenFromIr(ir, device);
+}
+
+}  // namespace
+
+at::Tensor XLANativeFunctions::empty(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                                     std::optional<at::Layout> layout, std::optional<at::Device> device,
+                                     std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format) {
+  XLA_COUNT("empty");
+  int ordinal = OrdinalOf(device.value_or(XlaDeviceOf(0)));
+  return Full(size, 0, dtype.value_or(c10::typeMetaToScalarType(c10::get_default_dtype())), ordinal);
+}
+
+at::Tensor XLANativeFunctions::empty_strided(at::IntArrayRef size, at::IntArrayRef stride,
+                                             std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                                             std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  XLA_COUNT("empty_strided");
+  int ordinal = OrdinalOf(device.value_or(XlaDeviceOf(0)));
+  return Full(size, 0, dtype.value_or(c10::typeMetaToScalarType(c10::get_default_dtype())), ordinal);
+}
+
+at::Tensor XLANativeFunctions::_to_copy(const at::Tensor& self, std::optional<at::ScalarType> dtype,
+                                        std::optional<at::Layout> layout, std::optional<at::Device> device,
+                                        std::optional<bool> pin_memory, bool non_blocking,
+                                        std::optional<at::MemoryFormat> memory_format) {
+  XLA_COUNT("_to_copy");
+  at::ScalarType target_type = dtype.value_or(self.scalar_type());
+  c10::Device target = device.value_or(self.device());
+  if (!IsXlaTensor(self)) {
+    // Host -> device.
+    at::Tensor src = self.to(target_type);
+    return AtenFromXla(FromCpuTensor(src, OrdinalOf(target)));
+  }
+  XlaTensorPtr x = GetXlaTensor(self, "_to_copy");
+  if (target.type() != c10::DeviceType::XLA) {
+    // Device -> host (or another backend through the host).
+    at::Tensor cpu = ToCpuTensor(x).to(target_type);
+    return target.is_cpu() ? cpu : cpu.to(target);
+  }
+  int ordinal = OrdinalOf(target);
+  if (ordinal != x->device()) {
+    at::Tensor cpu = ToCpuTensor(x).to(target_type);
+    return AtenFromXla(FromCpuTensor(cpu, ordinal));
+  }
+  return AtenFromIr(ir::Convert(x->GetIrValue(), ElementTypeOf(target_type)), ordinal);
+}
+
+at::Tensor XLANativeFunctions::_copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  XLA_COUNT("_copy_from");
+  // copy_ semantics: `self` (the source) is broadcast to dst's shape and cast to its dtype.
+  if (!IsXlaTensor(dst)) {
+    at::Tensor cpu = ToCpuTensor(GetXlaTensor(self, "copy_"));
+    dst.copy_(cpu);
+    return dst;
+  }
+  XlaTensorImpl* dst_impl = InnerImpl(dst);
+  const XlaTensorPtr& d = dst_impl->tensor();
+  ir::Value value;
+  if (!IsXlaTensor(self)) {
+    at::Tensor src = self.to(dst.scalar_type()).expand(dst.sizes());
+    d->SetBuffer(FromCpuTensor(src, d->device())->buffer());
+    return dst;
+  }
+  XlaTensorPtr s = GetXlaTensor(self, "copy_");
+  if (s->device() != d->device()) {
+    at::Tensor src = ToCpuTensor(s).to(dst.scalar_type()).expand(dst.sizes());
+    d->SetBuffer(FromCpuTensor(src, d->device())->buffer());
+    return dst;
+  }
+  Checked("copy_", [&] {
+    d->SetIr(ir::Broadcast(ir::Convert(s->GetIrValue(), d->shape().type), d->shape().dims));
+    return 0;
+  });
+  return dst;
+}
+
+at::Tensor XLANativeFunctions::_copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  XLA_COUNT("_copy_from_and_resize");
+  if (!IsXlaTensor(dst)) {
+    at::Tensor cpu = ToCpuTensor(GetXlaTensor(self, "copy_"));
+    dst.resize_(cpu.sizes());
+    dst.copy_(cpu);
+    return dst;
+  }
+  XlaTensorImpl* dst_impl = InnerImpl(dst);
+  if (dst.sizes() != self.sizes()) {
+    // An out= tensor of another shape takes the result's shape, as resize_ would.
+    ir::Shape shape(dst_impl->tensor()->shape().type, std::vector<int64_t>(self.sizes().begin(), self.sizes().end()));
+    dst_impl->set_tensor(XlaTensor::FromIr(ir::Constant(0, shape), dst_impl->tensor()->device()));
+  }
+  return _copy_from(self, dst, false);
+}
+
+at::Tensor XLANativeFunctions::clone(const at::Tensor& self, std::optional<at::MemoryFormat> memory_format) {
+  XLA_COUNT("clone");
+  XlaTensorPtr x = GetXlaTensor(self, "clone");
+  return AtenFromIr(x->GetIrValue(), x->device());
+}
+
+at::Tensor XLANativeFunctions::fill(const at::Tensor& self, const at::Scalar& value) {
+  XLA_COUNT("fill");
+  return Full(self.sizes(), value, self.scalar_type(), GetXlaTensor(self, "fill_")->device());
+}
+
+at::Tensor XLANativeFunctions::fill(const at::Tensor& self, const at::Tensor& value) {
+  XLA_COUNT("fill");
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+              " dimensions.");
+  XlaTensorPtr x = GetXlaTensor(self, "fill_");
+  ir::Value v = IrOperand(value, x->shape().type, "fill_");
+  return AtenFromIr(ir::Broadcast(v, x->shape().dims), x->device());
+}
+
+at::Tensor XLANativeFunctions::zero(const at::Tensor& self) {
+  XLA_COUNT("zero");
+  return Full(self.sizes(), 0, self.scalar_type(), GetXlaTensor(self, "zero_")->device());
+}
+
+at::Tensor& XLANativeFunctions::arange_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step,
+                                           at::Tensor& out) {
+  XLA_COUNT("arange");
+  double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
+  TORCH_CHECK(st != 0, "arange: step must be nonzero");
+  TORCH_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound and larger bound inconsistent with step sign");
+  bool integral = start.isIntegral(true) && end.isIntegral(true) && step.isIntegral(true);
+  int64_t n = integral ? (end.toLong() - start.toLong() + step.toLong() - (st > 0 ? 1 : -1)) / step.toLong()
+                       : static_cast<int64_t>(std::ceil((e - s) / st));
+  XlaTensorImpl* impl = InnerImpl(out);
+  runtime::ElementType type = impl->tensor()->shape().type;
+  // Computed in f64 (or s64) and converted, so large ranges stay exact.
+  runtime::ElementType work = runtime::IsFloating(type) ? runtime::ElementType::kF64 : runtime::ElementType::kS64;
+  ir::Value iota = ir::Iota(ir::Shape(work, {n}), 0);
+  ir::Value value = ir::Binary(ir::op::kAdd, ir::Binary(ir::op::kMultiply, iota, ir::Broadcast(IrScalar(step, work), {n})),
+                               ir::Broadcast(IrScalar(start, work), {n}));
+  impl->set_tensor(XlaTensor::FromIr(ir::Convert(value, type), impl->tensor()->device()));
+  return out;
+}
+
+}  // namespace torch_xla

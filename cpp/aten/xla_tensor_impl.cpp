@@ -1,0 +1,61 @@
+#include "aten/xla_tensor_impl.h"
+
+#include "aten/bridge.h"
+
+namespace torch_xla {
+namespace {
+
+c10::DispatchKeySet XlaKeySet() {
+  return c10::DispatchKeySet{c10::DispatchKey::XLA, c10::DispatchKey::AutogradXLA};
+}
+
+}  // namespace
+
+XlaTensorImpl::XlaTensorImpl(XlaTensorPtr tensor)
+    : c10::TensorImpl(XlaKeySet(), caffe2::TypeMeta::fromScalarType(ScalarTypeOf(tensor->shape().type)),
+                      XlaDeviceOf(tensor->device())),
+      tensor_(std::move(tensor)) {
+  // There is no storage to hand out: .data_ptr() and friends raise a clear error.
+  set_storage_access_should_throw();
+  SetSizesFromTensor();
+}
+
+void XlaTensorImpl::SetSizesFromTensor() {
+  const auto& dims = tensor_->shape().dims;
+  std::vector<int64_t> strides(dims.size());
+  int64_t stride = 1;
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= std::max<int64_t>(dims[i], 1);
+  }
+  set_sizes_and_strides(dims, strides);
+  data_type_ = caffe2::TypeMeta::fromScalarType(ScalarTypeOf(tensor_->shape().type));
+}
+
+void XlaTensorImpl::set_tensor(XlaTensorPtr tensor) {
+  tensor_ = std::move(tensor);
+  SetSizesFromTensor();
+}
+
+c10::intrusive_ptr<c10::TensorImpl> XlaTensorImpl::shallow_copy_and_detach(
+    const c10::VariableVersion& version_counter, bool allow_tensor_metadata_change) const {
+  auto impl = c10::make_intrusive<XlaTensorImpl>(tensor_);
+  copy_tensor_metadata(this, impl.get(), version_counter, allow_tensor_metadata_change);
+  return impl;
+}
+
+c10::intrusive_ptr<c10::TensorImpl> XlaTensorImpl::shallow_copy_and_detach(
+    c10::VariableVersion&& version_counter, bool allow_tensor_metadata_change) const {
+  auto impl = c10::make_intrusive<XlaTensorImpl>(tensor_);
+  copy_tensor_metadata(this, impl.get(), std::move(version_counter), allow_tensor_metadata_change);
+  return impl;
+}
+
+void XlaTensorImpl::shallow_copy_from(const c10::intrusive_ptr<c10::TensorImpl>& impl) {
+  auto* other = dynamic_cast<XlaTensorImpl*>(impl.get());
+  TORCH_CHECK(other, "shallow_copy_from: source is not an XLA tensor");
+  copy_tensor_metadata(other, this, version_counter(), allow_tensor_metadata_change());
+  set_tensor(other->tensor_);
+}
+
+}  // namespace torch_xla

@@ -1,0 +1,244 @@
+#include "exec/graph_executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "lowering/lowering_context.h"
+#include "runtime/metrics.h"
+
+namespace torch_xla::exec {
+namespace {
+
+using ir::hash_t;
+using ir::Node;
+using ir::Value;
+
+// A graph ready to lower or run: nodes in post-order, parameters in order, roots.
+struct PostOrderGraph {
+  std::vector<const Node*> nodes;        // every node, operands before users
+  std::vector<const Node*> parameters;   // leaves in parameter order (device data deduplicated)
+  std::unordered_map<const Node*, int> parameter_of;  // leaf -> parameter index
+  std::vector<Value> roots;              // distinct root values
+  hash_t hash = 0;                       // structure plus parameter aliasing
+};
+
+PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
+  PostOrderGraph g;
+  std::unordered_set<const Node*> visited;
+  std::unordered_map<const runtime::Buffer*, int> buffer_parameter;
+  hash_t h = 0x5eed;
+  for (const Value& root : roots) h = ir::HashCombine(h, root.hash());
+  // Iterative DFS: (node, next operand to visit).
+  std::vector<std::pair<const Node*, std::size_t>> stack;
+  for (const Value& root : roots) {
+    if (visited.count(root.node.get())) continue;
+    stack.emplace_back(root.node.get(), 0);
+    visited.insert(root.node.get());
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->operands().size()) {
+        const Node* child = node->operand(next++).node.get();
+        if (visited.insert(child).second) stack.emplace_back(child, 0);
+        continue;
+      }
+      const Node* done = node;
+      stack.pop_back();
+      g.nodes.push_back(done);
+      if (done->leaf_kind() == ir::LeafKind::kDeviceData) {
+        auto [it, inserted] = buffer_parameter.emplace(done->buffer().get(), static_cast<int>(g.parameters.size()));
+        if (inserted) g.parameters.push_back(done);
+        g.parameter_of[done] = it->second;
+        h = ir::HashCombine(h, static_cast<hash_t>(it->second));
+      } else if (done->leaf_kind() == ir::LeafKind::kScalar) {
+        g.parameter_of[done] = static_cast<int>(g.parameters.size());
+        g.parameters.push_back(done);
+        h = ir::HashCombine(h, static_cast<hash_t>(g.parameters.size()) << 1);
+      }
+    }
+  }
+  g.hash = h;
+  return g;
+}
+
+std::string Lower(const PostOrderGraph& g) {
+  lowering::LoweringContext ctx;
+  std::vector<lowering::Ssa> params(g.parameters.size());
+  for (std::size_t i = 0; i < g.parameters.size(); ++i) params[i] = ctx.AddParameter(g.parameters[i]->shape());
+  std::vector<lowering::Ssa> operands;
+  for (const Node* node : g.nodes) {
+    if (node->leaf_kind() != ir::LeafKind::kNone) {
+      ctx.Bind(node, 0, params[g.parameter_of.at(node)]);
+      continue;
+    }
+    lowering::LowerFn fn = lowering::FindLowering(node->op());
+    if (!fn) throw std::runtime_error("no lowering rule for IR op " + node->ToString());
+    operands.clear();
+    for (const Value& v : node->operands()) operands.push_back(ctx.Lookup(v));
+    std::vector<lowering::Ssa> outs = fn(ctx, *node, operands);
+    for (std::size_t i = 0; i < outs.size(); ++i)
+      ctx.Bind(node, static_cast<uint32_t>(i), outs[i]);
+  }
+  std::vector<lowering::Ssa> results;
+  for (const Value& r : g.roots) results.push_back(ctx.Lookup(r));
+  return ctx.Finish(results, 1);
+}
+
+struct ComputationCache {
+  std::mutex mu;
+  std::unordered_map<hash_t, runtime::ExecutablePtr> entries;
+};
+
+ComputationCache& Cache() {
+  static ComputationCache* cache = new ComputationCache();
+  return *cache;
+}
+
+// One sync at a time per device keeps the order of updates to a tensor well defined.
+std::mutex& DeviceMutex(int device) {
+  static std::mutex mus[64];
+  return mus[device % 64];
+}
+
+// Distinct root values of the tensors, and for each tensor the index of its root.
+std::vector<Value> CollectRoots(const std::vector<XlaTensorPtr>& tensors, std::vector<int>* root_of) {
+  std::vector<Value> roots;
+  std::unordered_map<const Node*, std::vector<std::pair<uint32_t, int>>> seen;
+  root_of->clear();
+  for (const XlaTensorPtr& t : tensors) {
+    Value v = t->pending_ir();
+    auto& slots = seen[v.node.get()];
+    int index = -1;
+    for (auto& [output, idx] : slots)
+      if (output == v.index) index = idx;
+    if (index < 0) {
+      index = static_cast<int>(roots.size());
+      slots.emplace_back(v.index, index);
+      roots.push_back(std::move(v));
+    }
+    root_of->push_back(index);
+  }
+  return roots;
+}
+
+runtime::BufferPtr UploadScalar(const Node* node, int device) {
+  runtime::Client& client = runtime::Client::Get();
+  double v = node->scalar_value();
+  unsigned char bytes[16] = {};
+  switch (node->shape().type) {
+    case ir::ElementType::kF64: { std::memcpy(bytes, &v, 8); break; }
+    case ir::ElementType::kF32: { float f = static_cast<float>(v); std::memcpy(bytes, &f, 4); break; }
+    case ir::ElementType::kS64: { int64_t i = static_cast<int64_t>(v); std::memcpy(bytes, &i, 8); break; }
+    case ir::ElementType::kS32: { int32_t i = static_cast<int32_t>(v); std::memcpy(bytes, &i, 4); break; }
+    case ir::ElementType::kPred: { bytes[0] = v != 0; break; }
+    default:
+      throw std::logic_error("scalar parameters are f32, f64, s32, s64 or pred; got " + node->shape().ToString());
+  }
+  static metrics::Metric* transfer = metrics::GetMetric("TransferToDeviceTime");
+  metrics::ScopedTimer timer(transfer);
+  return client.TransferToDevice(bytes, node->shape().type, {}, device);
+}
+
+// Compiles (or finds) and runs the graph of `tensors`, all pending on `device`.
+void RunGraph(int device, const std::vector<XlaTensorPtr>& tensors) {
+  if (tensors.empty()) return;
+  std::vector<int> root_of;
+  std::vector<Value> roots = CollectRoots(tensors, &root_of);
+  PostOrderGraph g = BuildGraph(roots);
+  g.roots = roots;
+
+  runtime::Client& client = runtime::Client::Get();
+  runtime::ExecutablePtr exe;
+  {
+    ComputationCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.entries.find(g.hash);
+    if (it != cache.entries.end()) exe = it->second;
+  }
+  if (exe) {
+    static metrics::Counter* cached = metrics::GetCounter("CachedCompile");
+    cached->Add();
+  } else {
+    static metrics::Counter* uncached = metrics::GetCounter("UncachedCompile");
+    static metrics::Metric* compile_time = metrics::GetMetric("CompileTime");
+    uncached->Add();
+    std::string module = Lower(g);
+    {
+      metrics::ScopedTimer timer(compile_time);
+      exe = client.Compile(module, 1);
+    }
+    ComputationCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mu);
+    cache.entries.emplace(g.hash, exe);
+  }
+
+  std::vector<runtime::BufferPtr> scalar_buffers;
+  std::vector<runtime::Buffer*> args;
+  args.reserve(g.parameters.size());
+  for (const Node* p : g.parameters) {
+    if (p->leaf_kind() == ir::LeafKind::kDeviceData) {
+      if (p->buffer()->device() != device)
+        throw std::runtime_error("a graph on xla:" + std::to_string(device) + " uses data of xla:" +
+                                 std::to_string(p->buffer()->device()) + "; move it with .to() first");
+      args.push_back(p->buffer().get());
+    } else {
+      scalar_buffers.push_back(UploadScalar(p, device));
+      args.push_back(scalar_buffers.back().get());
+    }
+  }
+  std::vector<std::vector<runtime::BufferPtr>> outputs;
+  {
+    static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
+    metrics::ScopedTimer timer(execute_time);
+    outputs = client.Execute(*exe, {args}, {device});
+  }
+  for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i]->SetBuffer(outputs[0][root_of[i]]);
+}
+
+}  // namespace
+
+void SyncDevice(int device, bool wait) {
+  {
+    std::lock_guard<std::mutex> lock(DeviceMutex(device));
+    RunGraph(device, PendingTensors(device));
+  }
+  if (wait) runtime::Client::Get().WaitAll();
+}
+
+void SyncAll(bool wait) {
+  for (int device : DevicesWithPendingTensors()) SyncDevice(device, false);
+  if (wait) runtime::Client::Get().WaitAll();
+}
+
+void SyncTensors(const std::vector<XlaTensorPtr>& tensors) {
+  std::unordered_map<int, std::vector<XlaTensorPtr>> by_device;
+  for (const XlaTensorPtr& t : tensors)
+    if (t->is_pending()) by_device[t->device()].push_back(t);
+  for (auto& [device, list] : by_device) {
+    std::lock_guard<std::mutex> lock(DeviceMutex(device));
+    // Another thread may have synced some of them meanwhile.
+    list.erase(std::remove_if(list.begin(), list.end(), [](const XlaTensorPtr& t) { return !t->is_pending(); }),
+               list.end());
+    RunGraph(device, list);
+  }
+}
+
+std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors) {
+  std::vector<Value> roots;
+  for (const XlaTensorPtr& t : tensors) roots.push_back(t->GetIrValue());
+  PostOrderGraph g = BuildGraph(roots);
+  g.roots = roots;
+  return Lower(g);
+}
+
+std::size_t CachedComputationCount() {
+  ComputationCache& cache = Cache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  return cache.entries.size();
+}
+
+}  // namespace torch_xla::exec

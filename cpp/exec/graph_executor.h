@@ -1,0 +1,25 @@
+#pragma once
+// Turns pending tensors into device data: collects their IR graph, looks up the
+// compiled computation by the graph's hash (compiling on a miss), gathers the
+// parameter buffers, runs the computation (asynchronously) and hands the output
+// buffers back to the tensors.
+#include <string>
+#include <vector>
+
+#include "tensor/xla_tensor.h"
+
+namespace torch_xla::exec {
+
+// Runs every pending tensor of `device` as one compiled graph (mark_step). With
+// `wait`, blocks until the execution has finished.
+void SyncDevice(int device, bool wait);
+// Runs every pending tensor of every device.
+void SyncAll(bool wait);
+// Materializes these tensors (their graph only), e.g. before a copy to the host.
+void SyncTensors(const std::vector<XlaTensorPtr>& tensors);
+// The StableHLO module that computing these tensors would compile.
+std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors);
+// Number of computations in the cache.
+std::size_t CachedComputationCount();
+
+}  // namespace torch_xla::exec

@@ -1,0 +1,314 @@
+#include "ir/builder.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace torch_xla::ir {
+
+namespace op {
+const OpKind kAdd = OpKind::Get("stablehlo.add");
+const OpKind kSubtract = OpKind::Get("stablehlo.subtract");
+const OpKind kMultiply = OpKind::Get("stablehlo.multiply");
+const OpKind kDivide = OpKind::Get("stablehlo.divide");
+const OpKind kMaximum = OpKind::Get("stablehlo.maximum");
+const OpKind kMinimum = OpKind::Get("stablehlo.minimum");
+const OpKind kPower = OpKind::Get("stablehlo.power");
+const OpKind kRemainder = OpKind::Get("stablehlo.remainder");
+const OpKind kAnd = OpKind::Get("stablehlo.and");
+const OpKind kOr = OpKind::Get("stablehlo.or");
+const OpKind kXor = OpKind::Get("stablehlo.xor");
+const OpKind kNot = OpKind::Get("stablehlo.not");
+const OpKind kNegate = OpKind::Get("stablehlo.negate");
+const OpKind kAbs = OpKind::Get("stablehlo.abs");
+const OpKind kExp = OpKind::Get("stablehlo.exponential");
+const OpKind kExpm1 = OpKind::Get("stablehlo.exponential_minus_one");
+const OpKind kLog = OpKind::Get("stablehlo.log");
+const OpKind kLog1p = OpKind::Get("stablehlo.log_plus_one");
+const OpKind kSqrt = OpKind::Get("stablehlo.sqrt");
+const OpKind kRsqrt = OpKind::Get("stablehlo.rsqrt");
+const OpKind kTanh = OpKind::Get("stablehlo.tanh");
+const OpKind kLogistic = OpKind::Get("stablehlo.logistic");
+const OpKind kSin = OpKind::Get("stablehlo.sine");
+const OpKind kCos = OpKind::Get("stablehlo.cosine");
+const OpKind kTan = OpKind::Get("stablehlo.tan");
+const OpKind kFloor = OpKind::Get("stablehlo.floor");
+const OpKind kCeil = OpKind::Get("stablehlo.ceil");
+const OpKind kSign = OpKind::Get("stablehlo.sign");
+const OpKind kRoundEven = OpKind::Get("stablehlo.round_nearest_even");
+const OpKind kAtan2 = OpKind::Get("stablehlo.atan2");
+const OpKind kSelect = OpKind::Get("stablehlo.select");
+const OpKind kClamp = OpKind::Get("stablehlo.clamp");
+const OpKind kIsFinite = OpKind::Get("stablehlo.is_finite");
+const OpKind kConvert = OpKind::Get("stablehlo.convert");
+const OpKind kErf = OpKind::Get("chlo.erf");
+const OpKind kShiftLeft = OpKind::Get("stablehlo.shift_left");
+const OpKind kShiftRightArithmetic = OpKind::Get("stablehlo.shift_right_arithmetic");
+const OpKind kShiftRightLogical = OpKind::Get("stablehlo.shift_right_logical");
+}  // namespace op
+
+namespace {
+
+const OpKind kConstant = OpKind::Get("xla::constant");
+const OpKind kBroadcastInDim = OpKind::Get("stablehlo.broadcast_in_dim");
+const OpKind kReshape = OpKind::Get("stablehlo.reshape");
+const OpKind kTranspose = OpKind::Get("stablehlo.transpose");
+const OpKind kSlice = OpKind::Get("stablehlo.slice");
+const OpKind kConcatenate = OpKind::Get("stablehlo.concatenate");
+const OpKind kPad = OpKind::Get("stablehlo.pad");
+const OpKind kReverse = OpKind::Get("stablehlo.reverse");
+const OpKind kIota = OpKind::Get("stablehlo.iota");
+const OpKind kCompare = OpKind::Get("stablehlo.compare");
+const OpKind kReduce = OpKind::Get("xla::reduce");
+const OpKind kDotGeneral = OpKind::Get("stablehlo.dot_general");
+
+[[noreturn]] void Fail(const std::string& what) { throw std::invalid_argument(what); }
+
+void CheckSameShape(const char* op, const Value& a, const Value& b) {
+  if (a.shape() != b.shape())
+    Fail(std::string(op) + ": operand shapes differ: " + a.shape().ToString() + " vs " + b.shape().ToString());
+}
+
+void CheckDim(const char* op, int64_t dim, int64_t rank) {
+  if (dim < 0 || dim >= rank)
+    Fail(std::string(op) + ": dimension " + std::to_string(dim) + " out of range for rank " + std::to_string(rank));
+}
+
+}  // namespace
+
+std::vector<int64_t> BroadcastDims(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                   const char* op_name) {
+  std::size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      Fail(std::string(op_name) + ": shapes " + DimsToString(a) + " and " + DimsToString(b) +
+           " cannot be broadcast together (dimension " + std::to_string(i) + ": " + std::to_string(da) +
+           " vs " + std::to_string(db) + ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Value Constant(double value, Shape shape) {
+  Attrs attrs;
+  attrs.floats.push_back(value);
+  return Value(MakeNode(kConstant, std::vector<Value>{}, std::move(shape), std::move(attrs)));
+}
+
+Value ScalarParameter(double value, ElementType type) { return Value(Node::Scalar(value, type)); }
+
+Value Convert(const Value& v, ElementType type) {
+  if (v.shape().type == type) return v;
+  return Value(MakeNode(op::kConvert, std::vector<Value>{v}, Shape(type, v.shape().dims)));
+}
+
+Value Broadcast(const Value& v, const std::vector<int64_t>& dims) {
+  const auto& in = v.shape().dims;
+  if (in == dims) return v;
+  if (in.size() > dims.size())
+    Fail("broadcast: cannot broadcast " + v.shape().ToString() + " to " + DimsToString(dims));
+  std::size_t offset = dims.size() - in.size();
+  std::vector<int64_t> bdims(in.size());
+  bool needs_reshape = false;
+  std::vector<int64_t> kept_dims, kept_bdims;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    bdims[i] = static_cast<int64_t>(i + offset);
+    if (in[i] != dims[i + offset]) {
+      if (in[i] != 1) Fail("broadcast: cannot broadcast " + v.shape().ToString() + " to " + DimsToString(dims));
+      needs_reshape = true;  // size-1 dims that expand are dropped, then broadcast
+    } else {
+      kept_dims.push_back(in[i]);
+      kept_bdims.push_back(bdims[i]);
+    }
+  }
+  if (!needs_reshape) return BroadcastInDim(v, dims, bdims);
+  return BroadcastInDim(Reshape(v, kept_dims), dims, kept_bdims);
+}
+
+Value BroadcastInDim(const Value& v, const std::vector<int64_t>& dims, const std::vector<int64_t>& broadcast_dims) {
+  if (broadcast_dims.size() != v.shape().dims.size())
+    Fail("broadcast_in_dim: " + v.shape().ToString() + " with broadcast dimensions " + DimsToString(broadcast_dims));
+  Attrs attrs;
+  attrs.ints = broadcast_dims;
+  return Value(MakeNode(kBroadcastInDim, std::vector<Value>{v}, Shape(v.shape().type, dims), std::move(attrs)));
+}
+
+Value Reshape(const Value& v, const std::vector<int64_t>& dims) {
+  if (v.shape().dims == dims) return v;
+  Shape out(v.shape().type, dims);
+  if (out.numel() != v.shape().numel())
+    Fail("reshape: shape " + DimsToString(dims) + " is invalid for input of size " +
+         std::to_string(v.shape().numel()) + " (" + v.shape().ToString() + ")");
+  return Value(MakeNode(kReshape, std::vector<Value>{v}, std::move(out)));
+}
+
+Value Transpose(const Value& v, const std::vector<int64_t>& permutation) {
+  const auto& in = v.shape().dims;
+  if (permutation.size() != in.size())
+    Fail("transpose: permutation " + DimsToString(permutation) + " for " + v.shape().ToString());
+  std::vector<int64_t> dims(in.size());
+  bool identity = true;
+  for (std::size_t i = 0; i < permutation.size(); ++i) {
+    CheckDim("transpose", permutation[i], static_cast<int64_t>(in.size()));
+    dims[i] = in[permutation[i]];
+    identity &= permutation[i] == static_cast<int64_t>(i);
+  }
+  if (identity) return v;
+  Attrs attrs;
+  attrs.ints = permutation;
+  return Value(MakeNode(kTranspose, std::vector<Value>{v}, Shape(v.shape().type, dims), std::move(attrs)));
+}
+
+Value Slice(const Value& v, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
+            const std::vector<int64_t>& strides) {
+  const auto& in = v.shape().dims;
+  std::size_t rank = in.size();
+  if (start.size() != rank || limit.size() != rank || strides.size() != rank)
+    Fail("slice: index lists do not match " + v.shape().ToString());
+  std::vector<int64_t> dims(rank);
+  bool identity = true;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (start[i] < 0 || limit[i] > in[i] || start[i] > limit[i] || strides[i] < 1)
+      Fail("slice: bad range [" + std::to_string(start[i]) + ", " + std::to_string(limit[i]) + ") step " +
+           std::to_string(strides[i]) + " on dimension " + std::to_string(i) + " of " + v.shape().ToString());
+    dims[i] = (limit[i] - start[i] + strides[i] - 1) / strides[i];
+    identity &= dims[i] == in[i] && strides[i] == 1;
+  }
+  if (identity) return v;
+  Attrs attrs;
+  attrs.ints = start;
+  attrs.ints.insert(attrs.ints.end(), limit.begin(), limit.end());
+  attrs.ints.insert(attrs.ints.end(), strides.begin(), strides.end());
+  return Value(MakeNode(kSlice, std::vector<Value>{v}, Shape(v.shape().type, dims), std::move(attrs)));
+}
+
+Value Concatenate(const std::vector<Value>& values, int64_t dim) {
+  if (values.empty()) Fail("concatenate: no operands");
+  if (values.size() == 1) return values[0];
+  const Shape& first = values[0].shape();
+  CheckDim("concatenate", dim, first.rank());
+  std::vector<int64_t> dims = first.dims;
+  dims[dim] = 0;
+  for (const Value& v : values) {
+    const Shape& s = v.shape();
+    bool ok = s.type == first.type && s.rank() == first.rank();
+    for (int64_t i = 0; ok && i < s.rank(); ++i) ok = i == dim || s.dims[i] == first.dims[i];
+    if (!ok) Fail("concatenate: " + s.ToString() + " does not match " + first.ToString() + " outside dimension " +
+                  std::to_string(dim));
+    dims[dim] += s.dims[dim];
+  }
+  Attrs attrs;
+  attrs.ints = {dim};
+  return Value(MakeNode(kConcatenate, values, Shape(first.type, dims), std::move(attrs)));
+}
+
+Value Pad(const Value& v, const Value& pad_value, const std::vector<int64_t>& low, const std::vector<int64_t>& high,
+          const std::vector<int64_t>& interior) {
+  const auto& in = v.shape().dims;
+  std::vector<int64_t> dims(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    dims[i] = low[i] + high[i] + in[i] + (in[i] > 0 ? (in[i] - 1) * interior[i] : 0);
+    if (dims[i] < 0) Fail("pad: negative output size for " + v.shape().ToString());
+  }
+  Attrs attrs;
+  attrs.ints = low;
+  attrs.ints.insert(attrs.ints.end(), high.begin(), high.end());
+  attrs.ints.insert(attrs.ints.end(), interior.begin(), interior.end());
+  return Value(MakeNode(kPad, std::vector<Value>{v, Convert(pad_value, v.shape().type)},
+                        Shape(v.shape().type, dims), std::move(attrs)));
+}
+
+Value Reverse(const Value& v, const std::vector<int64_t>& dims) {
+  if (dims.empty()) return v;
+  for (int64_t d : dims) CheckDim("reverse", d, v.shape().rank());
+  Attrs attrs;
+  attrs.ints = dims;
+  return Value(MakeNode(kReverse, std::vector<Value>{v}, v.shape(), std::move(attrs)));
+}
+
+Value Iota(Shape shape, int64_t dim) {
+  CheckDim("iota", dim, shape.rank());
+  Attrs attrs;
+  attrs.ints = {dim};
+  return Value(MakeNode(kIota, std::vector<Value>{}, std::move(shape), std::move(attrs)));
+}
+
+Value Unary(OpKind kind, const Value& v) { return Value(MakeNode(kind, std::vector<Value>{v}, v.shape())); }
+
+Value Binary(OpKind kind, const Value& a, const Value& b) {
+  CheckSameShape(kind.name().c_str(), a, b);
+  return Value(MakeNode(kind, std::vector<Value>{a, b}, a.shape()));
+}
+
+Value Compare(CompareDirection direction, const Value& a, const Value& b) {
+  CheckSameShape("compare", a, b);
+  Attrs attrs;
+  attrs.ints = {static_cast<int64_t>(direction)};
+  return Value(MakeNode(kCompare, std::vector<Value>{a, b}, Shape(ElementType::kPred, a.shape().dims),
+                        std::move(attrs)));
+}
+
+Value Select(const Value& pred, const Value& on_true, const Value& on_false) {
+  CheckSameShape("select", on_true, on_false);
+  if (pred.shape().type != ElementType::kPred || pred.shape().dims != on_true.shape().dims)
+    Fail("select: predicate " + pred.shape().ToString() + " for values " + on_true.shape().ToString());
+  return Value(MakeNode(op::kSelect, std::vector<Value>{pred, on_true, on_false}, on_true.shape()));
+}
+
+Value Reduce(ReduceKind kind, const Value& v, const std::vector<int64_t>& dims) {
+  const Shape& in = v.shape();
+  std::vector<bool> reduced(in.rank(), false);
+  for (int64_t d : dims) {
+    CheckDim("reduce", d, in.rank());
+    reduced[d] = true;
+  }
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < in.rank(); ++i)
+    if (!reduced[i]) out.push_back(in.dims[i]);
+  std::vector<int64_t> sorted = dims;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  if (sorted.empty()) return v;
+  Attrs attrs;
+  attrs.ints.push_back(static_cast<int64_t>(kind));
+  attrs.ints.insert(attrs.ints.end(), sorted.begin(), sorted.end());
+  return Value(MakeNode(kReduce, std::vector<Value>{v}, Shape(in.type, out), std::move(attrs)));
+}
+
+Value DotGeneral(const Value& a, const Value& b, const std::vector<int64_t>& lhs_batch,
+                 const std::vector<int64_t>& rhs_batch, const std::vector<int64_t>& lhs_contract,
+                 const std::vector<int64_t>& rhs_contract, ElementType type) {
+  const Shape& sa = a.shape();
+  const Shape& sb = b.shape();
+  auto fail = [&]() {
+    Fail("dot_general: incompatible shapes " + sa.ToString() + " and " + sb.ToString());
+  };
+  if (lhs_batch.size() != rhs_batch.size() || lhs_contract.size() != rhs_contract.size()) fail();
+  std::vector<bool> used_a(sa.rank(), false), used_b(sb.rank(), false);
+  std::vector<int64_t> dims;
+  for (std::size_t i = 0; i < lhs_batch.size(); ++i) {
+    if (sa.dims.at(lhs_batch[i]) != sb.dims.at(rhs_batch[i])) fail();
+    used_a[lhs_batch[i]] = used_b[rhs_batch[i]] = true;
+    dims.push_back(sa.dims[lhs_batch[i]]);
+  }
+  for (std::size_t i = 0; i < lhs_contract.size(); ++i) {
+    if (sa.dims.at(lhs_contract[i]) != sb.dims.at(rhs_contract[i])) fail();
+    used_a[lhs_contract[i]] = used_b[rhs_contract[i]] = true;
+  }
+  for (int64_t i = 0; i < sa.rank(); ++i)
+    if (!used_a[i]) dims.push_back(sa.dims[i]);
+  for (int64_t i = 0; i < sb.rank(); ++i)
+    if (!used_b[i]) dims.push_back(sb.dims[i]);
+  Attrs attrs;
+  attrs.ints.push_back(static_cast<int64_t>(lhs_batch.size()));
+  attrs.ints.insert(attrs.ints.end(), lhs_batch.begin(), lhs_batch.end());
+  attrs.ints.insert(attrs.ints.end(), rhs_batch.begin(), rhs_batch.end());
+  attrs.ints.push_back(static_cast<int64_t>(lhs_contract.size()));
+  attrs.ints.insert(attrs.ints.end(), lhs_contract.begin(), lhs_contract.end());
+  attrs.ints.insert(attrs.ints.end(), rhs_contract.begin(), rhs_contract.end());
+  return Value(MakeNode(kDotGeneral, std::vector<Value>{a, b}, Shape(type, dims), std::move(attrs)));
+}
+
+}  // namespace torch_xla::ir

@@ -1,0 +1,59 @@
+#pragma once
+// Constructors of IR values with their shape rules. Every function checks its inputs
+// and throws std::invalid_argument naming the operation and the shapes, so bad input
+// never reaches the XLA compiler. Operand types/shapes must already match where a
+// function says so; Broadcast() and Convert() make them match (and are free when
+// nothing changes).
+#include <string>
+#include <vector>
+
+#include "ir/node.h"
+
+namespace torch_xla::ir {
+
+namespace op {
+// StableHLO element-wise operations.
+extern const OpKind kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum, kPower, kRemainder, kAnd,
+    kOr, kXor, kNot, kNegate, kAbs, kExp, kExpm1, kLog, kLog1p, kSqrt, kRsqrt, kTanh, kLogistic, kSin,
+    kCos, kTan, kFloor, kCeil, kSign, kRoundEven, kAtan2, kSelect, kClamp, kIsFinite, kConvert, kErf,
+    kShiftLeft, kShiftRightArithmetic, kShiftRightLogical;
+}  // namespace op
+
+enum class CompareDirection : int64_t { kEq, kNe, kGe, kGt, kLe, kLt };
+enum class ReduceKind : int64_t { kSum, kProd, kMax, kMin, kAnd, kOr };
+
+// numpy-style broadcast of two shapes; throws naming `op_name` on mismatch.
+std::vector<int64_t> BroadcastDims(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                   const char* op_name);
+
+Value Constant(double value, Shape shape);
+Value ScalarParameter(double value, ElementType type);
+Value Convert(const Value& v, ElementType type);
+// Broadcasts trailing-aligned to `dims` (numpy rules).
+Value Broadcast(const Value& v, const std::vector<int64_t>& dims);
+Value BroadcastInDim(const Value& v, const std::vector<int64_t>& dims, const std::vector<int64_t>& broadcast_dims);
+Value Reshape(const Value& v, const std::vector<int64_t>& dims);
+Value Transpose(const Value& v, const std::vector<int64_t>& permutation);
+Value Slice(const Value& v, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
+            const std::vector<int64_t>& strides);
+Value Concatenate(const std::vector<Value>& values, int64_t dim);
+Value Pad(const Value& v, const Value& pad_value, const std::vector<int64_t>& low,
+          const std::vector<int64_t>& high, const std::vector<int64_t>& interior);
+Value Reverse(const Value& v, const std::vector<int64_t>& dims);
+Value Iota(Shape shape, int64_t dim);
+
+// Element-wise on operands of equal shape; the result has `result_type` (default: the
+// operands' type).
+Value Unary(OpKind kind, const Value& v);
+Value Binary(OpKind kind, const Value& a, const Value& b);
+Value Compare(CompareDirection direction, const Value& a, const Value& b);
+Value Select(const Value& pred, const Value& on_true, const Value& on_false);
+
+// Reduces `dims` away (in the value's own type).
+Value Reduce(ReduceKind kind, const Value& v, const std::vector<int64_t>& dims);
+// dot_general with result type `type`.
+Value DotGeneral(const Value& a, const Value& b, const std::vector<int64_t>& lhs_batch,
+                 const std::vector<int64_t>& rhs_batch, const std::vector<int64_t>& lhs_contract,
+                 const std::vector<int64_t>& rhs_contract, ElementType type);
+
+}  // namespace torch_xla::ir

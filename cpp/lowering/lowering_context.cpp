@@ -1,0 +1,246 @@
+#include "lowering/lowering_context.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+
+namespace torch_xla::lowering {
+namespace {
+
+void AppendTypes(std::string& out, const std::vector<Shape>& shapes) {
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    if (i) out += ", ";
+    out += shapes[i].ToMlir();
+  }
+}
+
+uint16_t FloatToBf16Bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if (std::isnan(f)) return 0x7fc0;
+  // Round to nearest even, as PyTorch's conversion does.
+  uint32_t rounding = 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>((bits + rounding) >> 16);
+}
+
+uint16_t FloatToHalfBits(float f) {
+  // IEEE half conversion (round to nearest even).
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  uint32_t sign = (x >> 16) & 0x8000;
+  uint32_t mant = x & 0x7fffff;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff);
+  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
+  exp = exp - 127 + 15;
+  if (exp >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000;
+    uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t half = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) ++half;
+  return static_cast<uint16_t>(half);
+}
+
+std::mutex& RulesMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::vector<LowerFn>& Rules() {
+  static std::vector<LowerFn> rules;
+  return rules;
+}
+
+}  // namespace
+
+std::string I64Array(const std::vector<int64_t>& values) {
+  std::string s = "array<i64";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    s += i ? ", " : ": ";
+    s += std::to_string(values[i]);
+  }
+  return s + ">";
+}
+
+std::string ScalarLiteral(double value, ElementType type) {
+  char buf[64];
+  switch (type) {
+    case ElementType::kPred:
+      return value != 0 ? "true" : "false";
+    case ElementType::kF32: {
+      float f = static_cast<float>(value);
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof bits);
+      std::snprintf(buf, sizeof buf, "0x%08X", bits);
+      return buf;
+    }
+    case ElementType::kF64: {
+      uint64_t bits;
+      std::memcpy(&bits, &value, sizeof bits);
+      std::snprintf(buf, sizeof buf, "0x%016llX", static_cast<unsigned long long>(bits));
+      return buf;
+    }
+    case ElementType::kBF16:
+      std::snprintf(buf, sizeof buf, "0x%04X", FloatToBf16Bits(static_cast<float>(value)));
+      return buf;
+    case ElementType::kF16:
+      std::snprintf(buf, sizeof buf, "0x%04X", FloatToHalfBits(static_cast<float>(value)));
+      return buf;
+    case ElementType::kC64:
+    case ElementType::kC128:
+      std::snprintf(buf, sizeof buf, "(%.17g, 0.0)", value);
+      return buf;
+    default:
+      if (runtime::IsUnsigned(type)) {
+        std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(value < 0 ? 0 : value));
+      } else {
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(value));
+      }
+      return buf;
+  }
+}
+
+Ssa LoweringContext::NewValue(const Shape& shape) {
+  types_.push_back(shape);
+  names_.push_back("%" + std::to_string(types_.size() - 1));
+  return Ssa{static_cast<int>(types_.size() - 1)};
+}
+
+Ssa LoweringContext::AddParameter(const Shape& shape) {
+  Ssa v = NewValue(shape);
+  parameters_.push_back(v);
+  return v;
+}
+
+Ssa LoweringContext::Emit(std::string_view op, const std::vector<Ssa>& operands, const Shape& result,
+                          std::string_view attrs) {
+  return EmitMulti(op, operands, {result}, attrs)[0];
+}
+
+std::vector<Ssa> LoweringContext::EmitMulti(std::string_view op, const std::vector<Ssa>& operands,
+                                            const std::vector<Shape>& results, std::string_view attrs) {
+  return EmitWithRegion(op, operands, results, {}, attrs);
+}
+
+std::vector<Ssa> LoweringContext::EmitWithRegion(std::string_view op, const std::vector<Ssa>& operands,
+                                                 const std::vector<Shape>& results, std::string_view region,
+                                                 std::string_view attrs) {
+  std::vector<Ssa> out;
+  out.reserve(results.size());
+  for (const Shape& s : results) out.push_back(NewValue(s));
+  body_ += "    ";
+  if (results.size() == 1) {
+    body_ += Name(out[0]);
+  } else {
+    // A multi-result op defines a group "%gN:count"; its results are "%gN#i".
+    body_ += "%g" + std::to_string(out[0].id) + ":" + std::to_string(results.size());
+  }
+  body_ += " = \"";
+  body_ += op;
+  body_ += "\"(";
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    if (i) body_ += ", ";
+    body_ += Name(operands[i]);
+  }
+  body_ += ")";
+  if (!region.empty()) {
+    body_ += " ({\n";
+    body_ += region;
+    body_ += "    })";
+  }
+  if (!attrs.empty()) {
+    body_ += " {";
+    body_ += attrs;
+    body_ += "}";
+  }
+  body_ += " : (";
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    if (i) body_ += ", ";
+    body_ += types_[operands[i].id].ToMlir();
+  }
+  body_ += ") -> ";
+  if (results.size() == 1) {
+    body_ += results[0].ToMlir();
+  } else {
+    body_ += "(";
+    AppendTypes(body_, results);
+    body_ += ")";
+  }
+  body_ += "\n";
+  if (results.size() > 1) {
+    for (std::size_t i = 0; i < results.size(); ++i)
+      names_[out[i].id] = "%g" + std::to_string(out[0].id) + "#" + std::to_string(i);
+  }
+  return out;
+}
+
+Ssa LoweringContext::Constant(const Shape& shape, double value) {
+  std::string attrs = "value = dense<" + ScalarLiteral(value, shape.type) + "> : " + shape.ToMlir();
+  return Emit("stablehlo.constant", {}, shape, attrs);
+}
+
+std::string LoweringContext::BinaryRegion(std::string_view op, ElementType type) {
+  std::string t = Shape(type, {}).ToMlir();
+  std::string a = FreshName(), b = FreshName(), r = FreshName();
+  std::string s;
+  s += "      ^bb0(" + a + ": " + t + ", " + b + ": " + t + "):\n";
+  s += "        " + r + " = \"" + std::string(op) + "\"(" + a + ", " + b + ") : (" + t + ", " + t + ") -> " + t + "\n";
+  s += "        \"stablehlo.return\"(" + r + ") : (" + t + ") -> ()\n";
+  return s;
+}
+
+void LoweringContext::Bind(const Node* node, uint32_t index, Ssa ssa) { bound_[ValueKey{node, index}] = ssa; }
+
+Ssa LoweringContext::Lookup(const Value& value) const {
+  auto it = bound_.find(ValueKey{value.node.get(), value.index});
+  if (it == bound_.end()) throw std::logic_error("lowering: operand lowered out of order: " + value.node->ToString());
+  return it->second;
+}
+
+std::string LoweringContext::Finish(const std::vector<Ssa>& results, int num_replicas) const {
+  std::string m = "module @SyncTensorsGraph attributes {mhlo.num_replicas = " + std::to_string(num_replicas) +
+                  " : i32, mhlo.num_partitions = 1 : i32} {\n  func.func public @main(";
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    if (i) m += ", ";
+    m += Name(parameters_[i]) + ": " + types_[parameters_[i].id].ToMlir();
+  }
+  m += ") -> (";
+  std::vector<Shape> result_types;
+  for (Ssa r : results) result_types.push_back(types_[r.id]);
+  AppendTypes(m, result_types);
+  m += ") {\n";
+  m += body_;
+  m += "    \"func.return\"(";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (i) m += ", ";
+    m += Name(results[i]);
+  }
+  m += ") : (";
+  AppendTypes(m, result_types);
+  m += ") -> ()\n  }\n}\n";
+  return m;
+}
+
+void RegisterLowering(ir::OpKind kind, LowerFn fn) {
+  std::lock_guard<std::mutex> lock(RulesMutex());
+  auto& rules = Rules();
+  if (rules.size() <= kind.id()) rules.resize(kind.id() + 1, nullptr);
+  rules[kind.id()] = fn;
+}
+
+LowerFn FindLowering(ir::OpKind kind) {
+  std::lock_guard<std::mutex> lock(RulesMutex());
+  auto& rules = Rules();
+  return kind.id() < rules.size() ? rules[kind.id()] : nullptr;
+}
+
+}  // namespace torch_xla::lowering

@@ -1,0 +1,96 @@
+#pragma once
+// Builds one StableHLO module (MLIR text, generic operation syntax) from an IR graph.
+// Lowering rules (see lowering/rules_*.cpp) call Emit() to append operations; the
+// context tracks the SSA name and type of each emitted value.
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/node.h"
+
+namespace torch_xla::lowering {
+
+using ir::ElementType;
+using ir::Node;
+using ir::Shape;
+using ir::Value;
+
+// An SSA value of the module being built, by index.
+struct Ssa {
+  int id = -1;
+};
+
+class LoweringContext {
+ public:
+  LoweringContext() = default;
+
+  // Declares the next function argument.
+  Ssa AddParameter(const Shape& shape);
+  // Appends `%r = "op"(operands) {attrs} : (operand types) -> result type`.
+  Ssa Emit(std::string_view op, const std::vector<Ssa>& operands, const Shape& result,
+           std::string_view attrs = {});
+  // The same for an op with several results; returns one Ssa per result.
+  std::vector<Ssa> EmitMulti(std::string_view op, const std::vector<Ssa>& operands,
+                             const std::vector<Shape>& results, std::string_view attrs = {});
+  // Appends an op with one region (reduce, reduce_window, scatter, sort...): `region`
+  // is the body text, built with RegionArgument()/EmitInRegion() style helpers below.
+  std::vector<Ssa> EmitWithRegion(std::string_view op, const std::vector<Ssa>& operands,
+                                  const std::vector<Shape>& results, std::string_view region,
+                                  std::string_view attrs);
+  // A splat constant of `shape` holding `value` converted to the element type.
+  Ssa Constant(const Shape& shape, double value);
+
+  // The body of a binary region `^bb0(%a: tensor<T>, %b: tensor<T>): r = op(a, b); return r`
+  // for the scalar type T (used by reduce, reduce_window, scatter, all_reduce).
+  std::string BinaryRegion(std::string_view op, ElementType type);
+
+  const Shape& TypeOf(Ssa v) const { return types_[v.id]; }
+  const std::string& Name(Ssa v) const { return names_[v.id]; }
+
+  void Bind(const Node* node, uint32_t index, Ssa ssa);
+  Ssa Lookup(const Value& value) const;
+
+  // The module text returning `results`.
+  std::string Finish(const std::vector<Ssa>& results, int num_replicas) const;
+
+ private:
+  Ssa NewValue(const Shape& shape);
+  std::string FreshName() { return "%r" + std::to_string(region_counter_++); }
+
+  std::vector<Shape> types_;
+  std::vector<std::string> names_;  // "%7", or "%g5#1" for a result of a multi-result op
+  std::vector<Ssa> parameters_;
+  std::string body_;
+  int region_counter_ = 0;
+  struct ValueKey {
+    const Node* node;
+    uint32_t index;
+    bool operator==(const ValueKey& o) const { return node == o.node && index == o.index; }
+  };
+  struct ValueKeyHash {
+    std::size_t operator()(const ValueKey& k) const {
+      return std::hash<const void*>()(k.node) ^ (static_cast<std::size_t>(k.index) << 1);
+    }
+  };
+  std::unordered_map<ValueKey, Ssa, ValueKeyHash> bound_;
+};
+
+// "array<i64: 1, 2>"
+std::string I64Array(const std::vector<int64_t>& values);
+// A literal of `value` in element type `type`, as MLIR's dense<> takes it.
+std::string ScalarLiteral(double value, ElementType type);
+
+// A lowering rule emits the operations of one node and returns one Ssa per output.
+using LowerFn = std::vector<Ssa> (*)(LoweringContext& ctx, const Node& node,
+                                     const std::vector<Ssa>& operands);
+
+void RegisterLowering(ir::OpKind kind, LowerFn fn);
+LowerFn FindLowering(ir::OpKind kind);
+
+// Registers a rule at static-initialisation time: static LoweringRule r("stablehlo.add", Fn);
+struct LoweringRule {
+  LoweringRule(std::string_view op_name, LowerFn fn) { RegisterLowering(ir::OpKind::Get(op_name), fn); }
+};
+
+}  // namespace torch_xla::lowering

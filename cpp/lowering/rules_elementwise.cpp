@@ -1,0 +1,56 @@
+// Lowering rules of element-wise operations. The IR ops carry StableHLO names and
+// already-matching operand shapes and types (the ATen layer inserts broadcasts and
+// conversions), so most rules are one operation.
+#include "lowering/lowering_context.h"
+
+namespace torch_xla::lowering {
+namespace {
+
+std::vector<Ssa> LowerSameName(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  return {ctx.Emit(node.op().name(), operands, node.shape())};
+}
+
+const char* kOneToOne[] = {
+    "stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide",
+    "stablehlo.maximum", "stablehlo.minimum", "stablehlo.power", "stablehlo.remainder",
+    "stablehlo.and", "stablehlo.or", "stablehlo.xor", "stablehlo.not", "stablehlo.negate",
+    "stablehlo.abs", "stablehlo.exponential", "stablehlo.exponential_minus_one", "stablehlo.log",
+    "stablehlo.log_plus_one", "stablehlo.sqrt", "stablehlo.rsqrt", "stablehlo.cbrt", "stablehlo.tanh",
+    "stablehlo.logistic", "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan", "stablehlo.floor",
+    "stablehlo.ceil", "stablehlo.sign", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
+    "stablehlo.atan2", "stablehlo.select", "stablehlo.clamp", "stablehlo.is_finite",
+    "stablehlo.shift_left", "stablehlo.shift_right_arithmetic", "stablehlo.shift_right_logical",
+    "stablehlo.popcnt", "stablehlo.convert", "stablehlo.bitcast_convert", "stablehlo.reshape",
+    "stablehlo.erf", "chlo.erf", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma", "chlo.asin", "chlo.acos",
+    "chlo.atan", "chlo.sinh", "chlo.cosh", "chlo.asinh", "chlo.acosh", "chlo.atanh",
+};
+
+struct RegisterOneToOne {
+  RegisterOneToOne() {
+    for (const char* name : kOneToOne) RegisterLowering(ir::OpKind::Get(name), LowerSameName);
+  }
+} register_one_to_one;
+
+// stablehlo.compare; attrs.ints[0]: the direction, an index into kDirections.
+const char* kDirections[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
+
+std::vector<Ssa> LowerCompare(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  ElementType t = node.operand(0).shape().type;
+  const char* compare_type = runtime::IsFloating(t) || runtime::IsComplex(t) ? "FLOAT"
+                             : t == ElementType::kPred || runtime::IsUnsigned(t) ? "UNSIGNED"
+                                                                                   : "SIGNED";
+  std::string attrs = std::string("comparison_direction = #stablehlo<comparison_direction ") +
+                      kDirections[node.attrs().ints[0]] + ">, compare_type = #stablehlo<comparison_type " +
+                      compare_type + ">";
+  return {ctx.Emit("stablehlo.compare", operands, node.shape(), attrs)};
+}
+LoweringRule compare_rule("stablehlo.compare", LowerCompare);
+
+// xla::constant: a splat of attrs.floats[0] in the node's shape.
+std::vector<Ssa> LowerConstant(LoweringContext& ctx, const Node& node, const std::vector<Ssa>&) {
+  return {ctx.Constant(node.shape(), node.attrs().floats[0])};
+}
+LoweringRule constant_rule("xla::constant", LowerConstant);
+
+}  // namespace
+}  // namespace torch_xla::lowering

@@ -1,0 +1,42 @@
+#include <utility>
+
+#include "pjrt_c_api.h"
+#include "runtime/client.h"
+#include "runtime/live_api.h"
+#include "runtime/pjrt_call.h"
+#include "runtime/pjrt_event.h"
+
+namespace torch_xla::runtime {
+
+Buffer::Buffer(PJRT_Buffer* buffer, ElementType type, std::vector<int64_t> dims, int device)
+    : buffer_(buffer), type_(type), dims_(std::move(dims)), device_(device) {}
+
+Buffer::~Buffer() {
+  const PJRT_Api* api = internal::LiveApi();
+  if (api == nullptr || buffer_ == nullptr) return;
+  auto args = PJRT_ARGS(PJRT_Buffer_Destroy_Args);
+  args.buffer = buffer_;
+  // A destructor cannot throw; a failed destroy only releases its error.
+  if (PJRT_Error* error = api->PJRT_Buffer_Destroy(&args)) internal::ConsumeError(api, error);
+}
+
+int64_t Buffer::element_count() const {
+  int64_t count = 1;
+  for (int64_t dim : dims_) count *= dim;
+  return count;
+}
+
+std::size_t Buffer::byte_size() const {
+  return static_cast<std::size_t>(element_count()) * ElementSize(type_);
+}
+
+void Buffer::Await() const {
+  const PJRT_Api* api = internal::LiveApi();
+  if (api == nullptr) throw RuntimeError("Buffer::Await: the PJRT client was shut down");
+  auto args = PJRT_ARGS(PJRT_Buffer_ReadyEvent_Args);
+  args.buffer = buffer_;
+  PJRT_CALL(api, PJRT_Buffer_ReadyEvent, args);
+  internal::AwaitAndDestroyEvent(api, args.event);
+}
+
+}  // namespace torch_xla::runtime

@@ -1,0 +1,478 @@
+#include "runtime/client.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <mutex>
+#include <string_view>
+
+#include "pjrt_c_api.h"
+#include "runtime/compile_options.h"
+#include "runtime/host_memory.h"
+#include "runtime/live_api.h"
+#include "runtime/pjrt_call.h"
+#include "runtime/pjrt_element_type.h"
+#include "runtime/pjrt_event.h"
+#include "runtime/plugin_discovery.h"
+#include "runtime/plugin_loader.h"
+
+namespace torch_xla::runtime {
+
+using internal::AwaitAndDestroyEvent;
+using internal::ConsumeError;
+
+// Completion events of enqueued executions. Finished ones are pruned whenever events are
+// added so the list stays short; an error seen while pruning is kept for WaitAll to report.
+struct Client::Pending {
+  void Add(const PJRT_Api* api, const std::vector<PJRT_Event*>& added) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto finished = std::partition(events.begin(), events.end(), [&](PJRT_Event* event) {
+      auto args = PJRT_ARGS(PJRT_Event_IsReady_Args);
+      args.event = event;
+      if (PJRT_Error* error = api->PJRT_Event_IsReady(&args)) {
+        ConsumeError(api, error);
+        return true;  // keep it; WaitAll will await it
+      }
+      return !args.is_ready;
+    });
+    for (auto it = finished; it != events.end(); ++it) Await(api, *it, first_error);
+    events.erase(finished, events.end());
+    events.insert(events.end(), added.begin(), added.end());
+  }
+
+  // Awaits every event added so far; throws the first error among them or seen earlier.
+  void AwaitAll(const PJRT_Api* api) {
+    std::vector<PJRT_Event*> taken;
+    std::string error;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      taken.swap(events);
+      error.swap(first_error);
+    }
+    for (PJRT_Event* event : taken) Await(api, event, error);
+    if (!error.empty()) throw RuntimeError("an execution failed: " + error);
+  }
+
+ private:
+  static void Await(const PJRT_Api* api, PJRT_Event* event, std::string& first_error) {
+    try {
+      AwaitAndDestroyEvent(api, event);
+    } catch (const RuntimeError& error) {
+      if (first_error.empty()) first_error = error.what();
+    }
+  }
+
+  std::mutex mutex;
+  std::vector<PJRT_Event*> events;
+  std::string first_error;
+};
+
+namespace {
+
+// The CPU plugin's own default; multi-device code needs several devices.
+constexpr int kDefaultCpuDeviceCount = 4;
+
+// Process-wide client state. Deliberately leaked: tearing the client down from a static
+// destructor at exit could race the plugin's own teardown; Shutdown() is the explicit way.
+struct Global {
+  std::mutex mutex;
+  ClientOptions options;
+  std::unique_ptr<Client> client;
+  std::atomic<Client*> instance{nullptr};  // lock-free fast path of Get()
+  bool shut_down = false;
+};
+
+Global& GetGlobal() {
+  static Global* global = new Global;
+  return *global;
+}
+
+int ResolveCpuDeviceCount(const ClientOptions& options) {
+  if (options.cpu_device_count < 0) {
+    throw RuntimeError("ClientOptions.cpu_device_count must be positive, got " +
+                       std::to_string(options.cpu_device_count));
+  }
+  if (options.cpu_device_count > 0) return options.cpu_device_count;
+  const char* env = std::getenv("CPU_NUM_DEVICES");
+  if (env == nullptr || *env == '\0') return kDefaultCpuDeviceCount;
+  char* end = nullptr;
+  long count = std::strtol(env, &end, 10);
+  if (*end != '\0' || count <= 0 || count > 1 << 16) {
+    throw RuntimeError(std::string("CPU_NUM_DEVICES must be a positive integer, got '") + env +
+                       "'");
+  }
+  return static_cast<int>(count);
+}
+
+void DestroyClientHandle(const PJRT_Api* api, PJRT_Client* client) {
+  auto args = PJRT_ARGS(PJRT_Client_Destroy_Args);
+  args.client = client;
+  if (PJRT_Error* error = api->PJRT_Client_Destroy(&args)) ConsumeError(api, error);
+}
+
+void DestroyLoadedExecutable(const PJRT_Api* api, PJRT_LoadedExecutable* exe) {
+  auto args = PJRT_ARGS(PJRT_LoadedExecutable_Destroy_Args);
+  args.executable = exe;
+  if (PJRT_Error* error = api->PJRT_LoadedExecutable_Destroy(&args)) ConsumeError(api, error);
+}
+
+void DestroyRawBuffer(const PJRT_Api* api, PJRT_Buffer* buffer) {
+  auto args = PJRT_ARGS(PJRT_Buffer_Destroy_Args);
+  args.buffer = buffer;
+  if (PJRT_Error* error = api->PJRT_Buffer_Destroy(&args)) ConsumeError(api, error);
+}
+
+std::size_t QueryNumOutputs(const PJRT_Api* api, PJRT_LoadedExecutable* loaded) {
+  auto get_args = PJRT_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+  get_args.loaded_executable = loaded;
+  PJRT_CALL(api, PJRT_LoadedExecutable_GetExecutable, get_args);
+  auto outputs_args = PJRT_ARGS(PJRT_Executable_NumOutputs_Args);
+  outputs_args.executable = get_args.executable;
+  PJRT_Error* error = api->PJRT_Executable_NumOutputs(&outputs_args);
+  auto destroy_args = PJRT_ARGS(PJRT_Executable_Destroy_Args);
+  destroy_args.executable = get_args.executable;
+  if (PJRT_Error* destroy_error = api->PJRT_Executable_Destroy(&destroy_args)) {
+    ConsumeError(api, destroy_error);
+  }
+  internal::CheckPjrt(api, error, "PJRT_Executable_NumOutputs");
+  return outputs_args.num_outputs;
+}
+
+// Wraps an execution output, reading its element type and shape from PJRT. Does not take
+// ownership of `raw` if it throws.
+BufferPtr AdoptOutput(const PJRT_Api* api, PJRT_Buffer* raw, int device) {
+  auto type_args = PJRT_ARGS(PJRT_Buffer_ElementType_Args);
+  type_args.buffer = raw;
+  PJRT_CALL(api, PJRT_Buffer_ElementType, type_args);
+  ElementType type = internal::FromPjrtType(type_args.type);
+  auto dims_args = PJRT_ARGS(PJRT_Buffer_Dimensions_Args);
+  dims_args.buffer = raw;
+  PJRT_CALL(api, PJRT_Buffer_Dimensions, dims_args);
+  std::vector<int64_t> dims(dims_args.dims, dims_args.dims + dims_args.num_dims);
+  return std::make_shared<Buffer>(raw, type, std::move(dims), device);
+}
+
+}  // namespace
+
+// ---- process-wide instance -------------------------------------------------------------
+
+Client& Client::Get() {
+  Global& global = GetGlobal();
+  if (Client* client = global.instance.load(std::memory_order_acquire)) return *client;
+  std::lock_guard<std::mutex> lock(global.mutex);
+  if (global.client == nullptr) {
+    if (global.shut_down) throw RuntimeError("the PJRT client was shut down and cannot be reused");
+    global.client.reset(new Client(global.options));
+    internal::SetLiveApi(global.client->api_);
+    global.instance.store(global.client.get(), std::memory_order_release);
+  }
+  return *global.client;
+}
+
+void Client::Configure(const ClientOptions& options) {
+  Global& global = GetGlobal();
+  std::lock_guard<std::mutex> lock(global.mutex);
+  if (global.client != nullptr) {
+    throw RuntimeError("Client::Configure: the PJRT client exists already (device kind " +
+                       global.client->device_kind() + ")");
+  }
+  global.options = options;
+}
+
+void Client::SetDefaultPluginPath(const std::string& device_kind, const std::string& path) {
+  internal::RegisterDefaultPluginPath(device_kind, path);
+}
+
+bool Client::IsCreated() { return GetGlobal().instance.load(std::memory_order_acquire) != nullptr; }
+
+void Client::Shutdown() {
+  Global& global = GetGlobal();
+  std::lock_guard<std::mutex> lock(global.mutex);
+  global.shut_down = true;
+  if (global.client == nullptr) return;
+  global.instance.store(nullptr, std::memory_order_release);
+  internal::SetLiveApi(nullptr);
+  global.client.reset();
+}
+
+// ---- construction ----------------------------------------------------------------------
+
+Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending>()) {
+  internal::PluginChoice choice = internal::ResolvePlugin(options);
+  device_kind_ = choice.device_kind;
+  plugin_path_ = choice.path;
+  try {
+    api_ = LoadPjrtPlugin(choice.path);
+  } catch (const RuntimeError& error) {
+    throw RuntimeError("cannot use the PJRT plugin for device kind " + device_kind_ + " from " +
+                       choice.source + ": " + error.what() + " (looked at: " + choice.searched +
+                       ")");
+  }
+
+  auto create_args = PJRT_ARGS(PJRT_Client_Create_Args);
+  static constexpr std::string_view kCpuDeviceCount = "cpu_device_count";
+  PJRT_NamedValue cpu_device_count = PJRT_ARGS(PJRT_NamedValue);
+  if (device_kind_ == "CPU") {
+    cpu_device_count.name = kCpuDeviceCount.data();
+    cpu_device_count.name_size = kCpuDeviceCount.size();
+    cpu_device_count.type = PJRT_NamedValue_kInt64;
+    cpu_device_count.int64_value = ResolveCpuDeviceCount(options);
+    cpu_device_count.value_size = 1;
+    create_args.create_options = &cpu_device_count;
+    create_args.num_options = 1;
+  }
+  PJRT_CALL(api_, PJRT_Client_Create, create_args);
+  client_ = create_args.client;
+
+  // The destructor does not run for a throwing constructor, so release the client here.
+  try {
+    auto name_args = PJRT_ARGS(PJRT_Client_PlatformName_Args);
+    name_args.client = client_;
+    PJRT_CALL(api_, PJRT_Client_PlatformName, name_args);
+    platform_name_.assign(name_args.platform_name, name_args.platform_name_size);
+
+    auto devices_args = PJRT_ARGS(PJRT_Client_AddressableDevices_Args);
+    devices_args.client = client_;
+    PJRT_CALL(api_, PJRT_Client_AddressableDevices, devices_args);
+    devices_.assign(devices_args.addressable_devices,
+                    devices_args.addressable_devices + devices_args.num_addressable_devices);
+    if (devices_.empty()) {
+      throw RuntimeError("PJRT plugin '" + plugin_path_ + "' reports no addressable devices");
+    }
+  } catch (...) {
+    DestroyClientHandle(api_, client_);
+    throw;
+  }
+}
+
+Client::~Client() {
+  try {
+    WaitAll();
+  } catch (const RuntimeError&) {
+    // Failed executions were reported through their outputs; teardown proceeds regardless.
+  }
+  DestroyClientHandle(api_, client_);
+}
+
+PJRT_Device* Client::device(int index) const {
+  if (index < 0 || index >= device_count()) {
+    throw RuntimeError("device index " + std::to_string(index) + " out of range: the " +
+                       device_kind_ + " client has " + std::to_string(device_count()) +
+                       " devices");
+  }
+  return devices_[index];
+}
+
+// ---- transfers -------------------------------------------------------------------------
+
+BufferPtr Client::TransferToDevice(const void* data, ElementType type,
+                                   const std::vector<int64_t>& dims, int device_index) {
+  PJRT_Device* target = device(device_index);
+  int64_t element_count = 1;
+  for (int64_t dim : dims) {
+    if (dim < 0) throw RuntimeError("TransferToDevice: negative dimension " + std::to_string(dim));
+    element_count *= dim;
+  }
+  if (data == nullptr && element_count > 0) {
+    throw RuntimeError("TransferToDevice: null data for a non-empty buffer");
+  }
+  auto args = PJRT_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
+  args.client = client_;
+  args.data = data;
+  args.type = internal::ToPjrtType(type);
+  args.dims = dims.data();
+  args.num_dims = dims.size();
+  args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
+  args.device = target;
+  PJRT_CALL(api_, PJRT_Client_BufferFromHostBuffer, args);
+  // Owned before awaiting, so a failed transfer still frees the buffer.
+  auto buffer = std::make_shared<Buffer>(args.buffer, type, dims, device_index);
+  AwaitAndDestroyEvent(api_, args.done_with_host_buffer);
+  return buffer;
+}
+
+void Client::TransferFromDevice(const Buffer& buffer, void* dst, std::size_t dst_bytes) {
+  if (dst_bytes != buffer.byte_size()) {
+    throw RuntimeError("TransferFromDevice: destination has " + std::to_string(dst_bytes) +
+                       " bytes, the buffer " + std::to_string(buffer.byte_size()));
+  }
+  auto args = PJRT_ARGS(PJRT_Buffer_ToHostBuffer_Args);
+  args.src = buffer.pjrt();
+  args.dst = dst;
+  args.dst_size = dst_bytes;
+  PJRT_CALL(api_, PJRT_Buffer_ToHostBuffer, args);
+  AwaitAndDestroyEvent(api_, args.event);
+}
+
+// ---- compile and execute ---------------------------------------------------------------
+
+ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas) {
+  if (num_replicas < 1 || num_replicas > device_count()) {
+    throw RuntimeError("Compile: num_replicas " + std::to_string(num_replicas) +
+                       " must be in [1, " + std::to_string(device_count()) + "]");
+  }
+  static constexpr std::string_view kFormat = "mlir";
+  auto program = PJRT_ARGS(PJRT_Program);
+  // PJRT only reads the code when compiling; the field is non-const for other uses.
+  program.code = const_cast<char*>(mlir_module.data());
+  program.code_size = mlir_module.size();
+  program.format = kFormat.data();
+  program.format_size = kFormat.size();
+
+  // Single-device executables are portable so that Execute can launch them on any device;
+  // replicated ones keep the default assignment (replica r on device r).
+  const std::string options =
+      internal::SerializeCompileOptions(num_replicas, /*num_partitions=*/1, num_replicas == 1);
+  auto args = PJRT_ARGS(PJRT_Client_Compile_Args);
+  args.client = client_;
+  args.program = &program;
+  args.compile_options = options.data();
+  args.compile_options_size = options.size();
+  PJRT_CALL(api_, PJRT_Client_Compile, args);
+
+  std::size_t num_outputs = 0;
+  try {
+    num_outputs = QueryNumOutputs(api_, args.executable);
+  } catch (...) {
+    DestroyLoadedExecutable(api_, args.executable);
+    throw;
+  }
+  return std::make_shared<Executable>(args.executable, num_replicas, num_outputs);
+}
+
+std::vector<std::vector<BufferPtr>> Client::Execute(
+    const Executable& executable, const std::vector<std::vector<Buffer*>>& arguments,
+    const std::vector<int>& devices, const std::vector<int64_t>& donated) {
+  const std::size_t num_launches = arguments.size();
+  if (num_launches != devices.size() ||
+      num_launches != static_cast<std::size_t>(executable.num_replicas())) {
+    throw RuntimeError("Execute: the executable has " + std::to_string(executable.num_replicas()) +
+                       " replicas, got " + std::to_string(num_launches) + " argument lists and " +
+                       std::to_string(devices.size()) + " devices");
+  }
+  const std::size_t num_args = arguments[0].size();
+  std::vector<std::vector<PJRT_Buffer*>> raw_args(num_launches);
+  for (std::size_t r = 0; r < num_launches; ++r) {
+    device(devices[r]);  // range check
+    if (arguments[r].size() != num_args) {
+      throw RuntimeError("Execute: replica " + std::to_string(r) + " has " +
+                         std::to_string(arguments[r].size()) + " arguments, replica 0 has " +
+                         std::to_string(num_args));
+    }
+    for (std::size_t i = 0; i < num_args; ++i) {
+      const Buffer* arg = arguments[r][i];
+      if (arg == nullptr) throw RuntimeError("Execute: argument " + std::to_string(i) + " is null");
+      if (arg->device() != devices[r]) {
+        throw RuntimeError("Execute: argument " + std::to_string(i) + " of replica " +
+                           std::to_string(r) + " is on device " + std::to_string(arg->device()) +
+                           ", the replica runs on device " + std::to_string(devices[r]));
+      }
+      raw_args[r].push_back(arg->pjrt());
+    }
+  }
+
+  // A replicated executable runs where its compile-time device assignment says; make sure
+  // that is where the caller placed the arguments.
+  if (num_launches > 1) {
+    auto devices_args = PJRT_ARGS(PJRT_LoadedExecutable_AddressableDevices_Args);
+    devices_args.executable = executable.pjrt();
+    PJRT_CALL(api_, PJRT_LoadedExecutable_AddressableDevices, devices_args);
+    for (std::size_t r = 0; r < num_launches; ++r) {
+      if (r >= devices_args.num_addressable_devices ||
+          devices_args.addressable_devices[r] != device(devices[r])) {
+        throw RuntimeError("Execute: replica " + std::to_string(r) +
+                           " of the executable is not assigned to device " +
+                           std::to_string(devices[r]) + " (replicas run on devices 0.." +
+                           std::to_string(num_launches - 1) + ")");
+      }
+    }
+  }
+
+  std::vector<int64_t> non_donatable;
+  for (int64_t index : donated) {
+    if (index < 0 || static_cast<std::size_t>(index) >= num_args) {
+      throw RuntimeError("Execute: donated argument index " + std::to_string(index) +
+                         " out of range [0, " + std::to_string(num_args) + ")");
+    }
+  }
+  for (std::size_t i = 0; i < num_args; ++i) {
+    if (std::find(donated.begin(), donated.end(), static_cast<int64_t>(i)) == donated.end()) {
+      non_donatable.push_back(static_cast<int64_t>(i));
+    }
+  }
+  auto options = PJRT_ARGS(PJRT_ExecuteOptions);
+  options.non_donatable_input_indices = non_donatable.data();
+  options.num_non_donatable_input_indices = non_donatable.size();
+
+  std::vector<PJRT_Buffer* const*> argument_lists;
+  for (const auto& list : raw_args) argument_lists.push_back(list.data());
+  std::vector<std::vector<PJRT_Buffer*>> raw_outputs(
+      num_launches, std::vector<PJRT_Buffer*>(executable.num_outputs(), nullptr));
+  std::vector<PJRT_Buffer**> output_lists;
+  for (auto& list : raw_outputs) output_lists.push_back(list.data());
+  std::vector<PJRT_Event*> events(num_launches, nullptr);
+
+  auto args = PJRT_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  args.executable = executable.pjrt();
+  args.options = &options;
+  args.argument_lists = argument_lists.data();
+  args.num_devices = num_launches;
+  args.num_args = num_args;
+  args.output_lists = output_lists.data();
+  args.device_complete_events = events.data();
+  // A portable (single-replica) executable runs on execute_device; replicated ones use
+  // their compile-time assignment.
+  args.execute_device = num_launches == 1 ? device(devices[0]) : nullptr;
+  PJRT_CALL(api_, PJRT_LoadedExecutable_Execute, args);
+
+  pending_->Add(api_, events);
+
+  std::vector<std::vector<BufferPtr>> results(num_launches);
+  try {
+    for (std::size_t r = 0; r < num_launches; ++r) {
+      for (PJRT_Buffer*& raw : raw_outputs[r]) {
+        results[r].push_back(AdoptOutput(api_, raw, devices[r]));
+        raw = nullptr;  // owned by its Buffer now
+      }
+    }
+  } catch (...) {
+    for (const auto& list : raw_outputs) {
+      for (PJRT_Buffer* raw : list) {
+        if (raw != nullptr) DestroyRawBuffer(api_, raw);
+      }
+    }
+    throw;
+  }
+  return results;
+}
+
+// ---- queries and synchronisation -------------------------------------------------------
+
+MemoryInfo Client::GetMemoryInfo(int device_index) {
+  PJRT_Device* target = device(device_index);
+  MemoryInfo info;
+  bool have_limit = false;
+  // Optional entry point: older plugins may lack it or leave it unimplemented.
+  if (offsetof(PJRT_Api, PJRT_Device_MemoryStats) < api_->struct_size &&
+      api_->PJRT_Device_MemoryStats != nullptr) {
+    auto args = PJRT_ARGS(PJRT_Device_MemoryStats_Args);
+    args.device = target;
+    if (PJRT_Error* error = api_->PJRT_Device_MemoryStats(&args)) {
+      ConsumeError(api_, error);
+    } else {
+      info.bytes_in_use = args.bytes_in_use;
+      info.bytes_limit = args.bytes_limit_is_set ? args.bytes_limit : 0;
+      have_limit = args.bytes_limit_is_set;
+    }
+  }
+  // CPU devices use host memory, which the CPU plugin does not report.
+  if (!have_limit && device_kind_ == "CPU") {
+    if (auto host = internal::ReadHostMemoryInfo()) info = *host;
+  }
+  return info;
+}
+
+void Client::WaitAll() { pending_->AwaitAll(api_); }
+
+}  // namespace torch_xla::runtime

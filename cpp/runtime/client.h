@@ -1,0 +1,149 @@
+#pragma once
+// The PJRT runtime: one process-wide client over a PJRT plugin loaded with
+// dlopen through the PJRT C API. Nothing here knows about PyTorch or the IR.
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/element_type.h"
+
+struct PJRT_Api;
+struct PJRT_Client;
+struct PJRT_Buffer;
+struct PJRT_Device;
+struct PJRT_LoadedExecutable;
+
+namespace torch_xla::runtime {
+
+// Every failure of this layer: plugin not found or broken, PJRT errors, bad arguments.
+class RuntimeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Client;
+
+// A device buffer. Owns its PJRT_Buffer and destroys it on destruction.
+class Buffer {
+ public:
+  Buffer(PJRT_Buffer* buffer, ElementType type, std::vector<int64_t> dims, int device);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  PJRT_Buffer* pjrt() const { return buffer_; }
+  ElementType type() const { return type_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  int device() const { return device_; }
+  int64_t element_count() const;
+  std::size_t byte_size() const;
+  // Blocks until the buffer's contents are ready (its producing execution finished).
+  void Await() const;
+
+ private:
+  PJRT_Buffer* buffer_;
+  ElementType type_;
+  std::vector<int64_t> dims_;
+  int device_;
+};
+using BufferPtr = std::shared_ptr<Buffer>;
+
+// A compiled, loaded executable.
+class Executable {
+ public:
+  Executable(PJRT_LoadedExecutable* exe, int num_replicas, std::size_t num_outputs);
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+  PJRT_LoadedExecutable* pjrt() const { return exe_; }
+  int num_replicas() const { return num_replicas_; }
+  std::size_t num_outputs() const { return num_outputs_; }
+
+ private:
+  PJRT_LoadedExecutable* exe_;
+  int num_replicas_;
+  std::size_t num_outputs_;
+};
+using ExecutablePtr = std::shared_ptr<Executable>;
+
+struct MemoryInfo {
+  int64_t bytes_in_use = 0;
+  int64_t bytes_limit = 0;
+};
+
+struct ClientOptions {
+  // "CPU", "CUDA", "TPU" (PJRT_DEVICE). Empty: read PJRT_DEVICE, default "CPU".
+  std::string device_kind;
+  // Explicit plugin path. Empty: PJRT_PLUGIN_PATH, else the default for the kind.
+  std::string plugin_path;
+  // CPU device count. 0: $CPU_NUM_DEVICES, else 4 (the CPU plugin's default).
+  int cpu_device_count = 0;
+};
+
+class Client {
+ public:
+  // The process-wide client, created on first use with the options last given to
+  // Configure() (or from the environment). Throws RuntimeError when the plugin cannot
+  // be found or loaded, saying what was looked for and where.
+  static Client& Get();
+  // Sets the options for the client that Get() will create; throws if it exists already.
+  static void Configure(const ClientOptions& options);
+  // The plugin path a kind maps to when nothing overrides it; may be registered by the
+  // Python package, which knows where wheels put plugins.
+  static void SetDefaultPluginPath(const std::string& device_kind, const std::string& path);
+  static bool IsCreated();
+  // Destroys the client (after WaitAll) and unloads nothing (plugins are never dlclose'd).
+  // Idempotent. Get() throws afterwards; buffers and executables still alive then leak their
+  // PJRT handles instead of touching the destroyed client.
+  static void Shutdown();
+
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  const std::string& device_kind() const { return device_kind_; }      // "CPU", "CUDA", "TPU"
+  const std::string& platform_name() const { return platform_name_; }  // as PJRT reports it
+  const std::string& plugin_path() const { return plugin_path_; }
+  int device_count() const { return static_cast<int>(devices_.size()); }
+  const PJRT_Api* api() const { return api_; }
+
+  // Copies host data to a new buffer on `device` (blocking until the host memory may be reused).
+  BufferPtr TransferToDevice(const void* data, ElementType type, const std::vector<int64_t>& dims,
+                             int device);
+  // Copies a buffer to host memory; blocks. dst_bytes must equal buffer.byte_size().
+  void TransferFromDevice(const Buffer& buffer, void* dst, std::size_t dst_bytes);
+
+  // Compiles a StableHLO module (MLIR text). The error of a failed compile carries the
+  // plugin's message. num_replicas > 1 compiles for replicated execution.
+  ExecutablePtr Compile(const std::string& mlir_module, int num_replicas = 1);
+
+  // Enqueues an execution; returns the output buffers per replica at once (they become
+  // ready when the execution finishes). arguments[r] are the parameters of replica r,
+  // which runs on devices[r]. Inputs listed in `donated` (argument indices) may be
+  // consumed: their buffers must not be used afterwards.
+  std::vector<std::vector<BufferPtr>> Execute(const Executable& executable,
+                                               const std::vector<std::vector<Buffer*>>& arguments,
+                                               const std::vector<int>& devices,
+                                               const std::vector<int64_t>& donated = {});
+
+  MemoryInfo GetMemoryInfo(int device);
+  // Blocks until every execution enqueued so far has finished.
+  void WaitAll();
+
+ private:
+  explicit Client(const ClientOptions& options);
+  PJRT_Device* device(int index) const;
+
+  const PJRT_Api* api_ = nullptr;
+  PJRT_Client* client_ = nullptr;
+  std::vector<PJRT_Device*> devices_;
+  std::string device_kind_;
+  std::string platform_name_;
+  std::string plugin_path_;
+  struct Pending;  // completion events of enqueued executions, for WaitAll
+  std::unique_ptr<Pending> pending_;
+};
+
+}  // namespace torch_xla::runtime

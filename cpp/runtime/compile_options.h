@@ -1,0 +1,14 @@
+#pragma once
+// Internal: the serialized xla.CompileOptionsProto that PJRT_Client_Compile requires (the
+// CPU plugin aborts on empty options), written by hand to avoid a protobuf dependency.
+#include <string>
+
+namespace torch_xla::runtime::internal {
+
+// CompileOptionsProto{executable_build_options{num_replicas, num_partitions},
+// compile_portable_executable} in wire format. A portable executable has no device
+// assignment and runs on whichever device it is launched on; only single-device
+// (1 replica, 1 partition) executables may be portable.
+std::string SerializeCompileOptions(int num_replicas, int num_partitions, bool portable);
+
+}  // namespace torch_xla::runtime::internal

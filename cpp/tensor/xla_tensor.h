@@ -1,0 +1,57 @@
+#pragma once
+// The state of one lazy tensor on an XLA device: either device data (a PJRT buffer)
+// or a pending IR value that a sync turns into device data. Every tensor with pending
+// IR is registered with its device, so a sync can find all of them.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "ir/node.h"
+#include "runtime/client.h"
+
+namespace torch_xla {
+
+class XlaTensor;
+using XlaTensorPtr = std::shared_ptr<XlaTensor>;
+
+class XlaTensor : public std::enable_shared_from_this<XlaTensor> {
+ public:
+  static XlaTensorPtr FromBuffer(runtime::BufferPtr buffer);
+  static XlaTensorPtr FromIr(ir::Value value, int device);
+  ~XlaTensor();
+
+  int device() const { return device_; }
+  const ir::Shape& shape() const { return shape_; }
+  uint64_t id() const { return id_; }
+
+  // The IR value to use as an operand: the pending value, or a device-data leaf.
+  ir::Value GetIrValue() const;
+  // The pending IR value; empty when the tensor holds device data.
+  ir::Value pending_ir() const;
+  // The device buffer; null while the tensor is pending.
+  runtime::BufferPtr buffer() const;
+  bool is_pending() const;
+
+  // Replaces the tensor's contents (a sync's output, or an in-place update).
+  void SetBuffer(runtime::BufferPtr buffer);
+  void SetIr(ir::Value value);
+
+ private:
+  XlaTensor(int device, ir::Shape shape);
+
+  const int device_;
+  const ir::Shape shape_;
+  const uint64_t id_;
+  mutable std::mutex mu_;
+  ir::Value ir_;                   // pending computation
+  runtime::BufferPtr buffer_;      // materialized data
+  mutable ir::Value data_leaf_;    // cached device-data leaf of buffer_
+};
+
+// The tensors of a device that have pending IR, in creation order.
+std::vector<XlaTensorPtr> PendingTensors(int device);
+// Device ordinals that have pending tensors.
+std::vector<int> DevicesWithPendingTensors();
+
+}  // namespace torch_xla

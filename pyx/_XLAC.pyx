@@ -1,0 +1,110 @@
+# distutils: language = c++
+# cython: language_level=3
+"""The compiled core of torch_xla: device, sync, RNG, memory and metrics functions
+over the C++ runtime. Importing it registers the XLA kernels with PyTorch."""
+
+from libc.stdint cimport int64_t, uint64_t
+from libcpp cimport bool as cbool
+from libcpp.pair cimport pair
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+from cpython.ref cimport PyObject
+
+cdef extern from "runtime/client.h" namespace "torch_xla::runtime":
+    cdef cppclass Client:
+        @staticmethod
+        void SetDefaultPluginPath(const string& kind, const string& path) except +
+        @staticmethod
+        cbool IsCreated()
+
+cdef extern from "runtime/metrics.h" namespace "torch_xla::metrics":
+    cdef cppclass MetricSnapshot:
+        int64_t count
+        double total
+        vector[double] samples
+    vector[string] CounterNames() except +
+    vector[string] MetricNames() except +
+    int64_t CounterValue(const string& name) except +
+    cbool MetricData(const string& name, MetricSnapshot* out) except +
+    void ClearCounters() except +
+    void ClearMetrics() except +
+    string Report() except +
+
+cdef extern from "aten/api.h" namespace "torch_xla":
+    int DeviceCount() except +
+    string DeviceKind() except +
+    void Sync(cbool wait) except + nogil
+    void SyncDevices(const vector[int]& ordinals, cbool wait) except + nogil
+    void WaitDeviceOps() except + nogil
+    void SetRngState(uint64_t seed, int ordinal) except +
+    uint64_t GetRngState(int ordinal) except +
+    pair[int64_t, int64_t] MemoryInfo(int ordinal) except +
+
+cdef extern from "python_tensors.h" namespace "torch_xla::python":
+    string GetStableHlo(PyObject* tensors) except +
+
+
+def _set_default_plugin_path(str kind, str path):
+    Client.SetDefaultPluginPath(kind.encode(), path.encode())
+
+def _xla_client_created():
+    return Client.IsCreated()
+
+def _xla_device_kind():
+    return DeviceKind().decode()
+
+def _xla_device_count():
+    return DeviceCount()
+
+def _xla_sync(devices=None, cbool wait=False):
+    cdef vector[int] ordinals
+    if devices is None:
+        with nogil:
+            Sync(wait)
+        return
+    for d in devices:
+        ordinals.push_back(int(d))
+    with nogil:
+        SyncDevices(ordinals, wait)
+
+def _xla_wait_device_ops():
+    with nogil:
+        WaitDeviceOps()
+
+def _xla_set_rng_state(seed, int device):
+    SetRngState(<uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF), device)
+
+def _xla_get_rng_state(int device):
+    return GetRngState(device)
+
+def _xla_memory_info(int device):
+    cdef pair[int64_t, int64_t] info = MemoryInfo(device)
+    return (info.first, info.second)
+
+def _xla_metrics_report():
+    return Report().decode()
+
+def _xla_counter_names():
+    return [n.decode() for n in CounterNames()]
+
+def _xla_counter_value(str name):
+    cdef int64_t v = CounterValue(name.encode())
+    return None if v < 0 else v
+
+def _xla_metric_names():
+    return [n.decode() for n in MetricNames()]
+
+def _xla_metric_data(str name):
+    cdef MetricSnapshot snap
+    if not MetricData(name.encode(), &snap):
+        return None
+    return (snap.count, snap.total, list(snap.samples))
+
+def _xla_clear_counters():
+    ClearCounters()
+
+def _xla_clear_metrics():
+    ClearMetrics()
+
+def _get_stablehlo(tensors):
+    return GetStableHlo(<PyObject*>tensors).decode()

@@ -1,0 +1,397 @@
+// Tests of the PJRT runtime layer against the CPU plugin. One process holds one client, so
+// a global environment configures it (3 CPU devices through $CPU_NUM_DEVICES) before any
+// test and shuts it down after all of them.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/client.h"
+#include "runtime/compile_options.h"
+#include "runtime/plugin_discovery.h"
+#include "runtime/plugin_loader.h"
+
+namespace torch_xla::runtime {
+namespace {
+
+constexpr int kDevices = 3;
+
+class RuntimeEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    unsetenv("PJRT_DEVICE");
+    unsetenv("PJRT_PLUGIN_PATH");
+    // Differs from the default of 4, so the test proves the variable is read.
+    setenv("CPU_NUM_DEVICES", std::to_string(kDevices).c_str(), 1);
+    Client::Configure(ClientOptions{});
+  }
+
+  void TearDown() override {
+    // Objects outliving the client must be released without touching it.
+    float value = 1.0f;
+    BufferPtr survivor = Client::Get().TransferToDevice(&value, ElementType::kF32, {}, 0);
+    Client::Shutdown();
+    Client::Shutdown();  // idempotent
+    EXPECT_FALSE(Client::IsCreated());
+    EXPECT_THROW(Client::Get(), RuntimeError);
+    EXPECT_THROW(survivor->Await(), RuntimeError);
+  }
+};
+
+const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new RuntimeEnvironment);
+
+template <typename T>
+std::vector<T> Read(const Buffer& buffer) {
+  std::vector<T> values(buffer.element_count());
+  Client::Get().TransferFromDevice(buffer, values.data(), values.size() * sizeof(T));
+  return values;
+}
+
+template <typename T>
+BufferPtr Upload(const std::vector<T>& values, ElementType type, std::vector<int64_t> dims,
+                 int device = 0) {
+  return Client::Get().TransferToDevice(values.data(), type, dims, device);
+}
+
+// (a + b) · b for 2x2 f32 matrices.
+const char* const kAddDot = R"(
+module @add_dot {
+  func.func public @main(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>) -> tensor<2x2xf32> {
+    %0 = stablehlo.add %a, %b : tensor<2x2xf32>
+    %1 = stablehlo.dot_general %0, %b, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+    return %1 : tensor<2x2xf32>
+  }
+})";
+
+// Two results of different types: x * 2 and the i32 sum of y.
+const char* const kTwoOutputs = R"(
+module @two_outputs {
+  func.func public @main(%x: tensor<3xf32>, %y: tensor<4xi32>) -> (tensor<3xf32>, tensor<i32>) {
+    %0 = stablehlo.add %x, %x : tensor<3xf32>
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %1 = stablehlo.reduce(%y init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<4xi32>, tensor<i32>) -> tensor<i32>
+    return %0, %1 : tensor<3xf32>, tensor<i32>
+  }
+})";
+
+std::string AllReduceModule(int replicas) {
+  std::string group;
+  for (int r = 0; r < replicas; ++r) group += (r ? ", " : "") + std::to_string(r);
+  return R"(
+module @all_reduce attributes {mhlo.num_replicas = )" +
+         std::to_string(replicas) + R"( : i32, mhlo.num_partitions = 1 : i32} {
+  func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = "stablehlo.all_reduce"(%a) ({
+      ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+        %s = stablehlo.add %x, %y : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[)" +
+         group + "]]> : tensor<1x" + std::to_string(replicas) + R"(xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+})";
+}
+
+TEST(ElementTypeTest, SizesNamesAndClasses) {
+  EXPECT_EQ(ElementSize(ElementType::kPred), 1u);
+  EXPECT_EQ(ElementSize(ElementType::kBF16), 2u);
+  EXPECT_EQ(ElementSize(ElementType::kS32), 4u);
+  EXPECT_EQ(ElementSize(ElementType::kC64), 8u);
+  EXPECT_EQ(ElementSize(ElementType::kC128), 16u);
+  EXPECT_EQ(MlirTypeName(ElementType::kPred), "i1");
+  EXPECT_EQ(MlirTypeName(ElementType::kU16), "ui16");
+  EXPECT_EQ(MlirTypeName(ElementType::kBF16), "bf16");
+  EXPECT_EQ(MlirTypeName(ElementType::kC128), "complex<f64>");
+  EXPECT_TRUE(IsFloating(ElementType::kF16));
+  EXPECT_FALSE(IsFloating(ElementType::kC64));
+  EXPECT_TRUE(IsComplex(ElementType::kC64));
+  EXPECT_TRUE(IsUnsigned(ElementType::kU8));
+  EXPECT_FALSE(IsUnsigned(ElementType::kS8));
+  EXPECT_FALSE(IsUnsigned(ElementType::kPred));
+}
+
+TEST(CompileOptionsTest, EncodesReplicasAsVarints) {
+  EXPECT_EQ(internal::SerializeCompileOptions(1, 1, false),
+            std::string("\x1a\x04\x20\x01\x28\x01", 6));
+  EXPECT_EQ(internal::SerializeCompileOptions(1, 1, true),
+            std::string("\x1a\x04\x20\x01\x28\x01\x20\x01", 8));
+  // 300 needs two varint bytes (0xac 0x02), so the length prefix grows to 5.
+  EXPECT_EQ(internal::SerializeCompileOptions(300, 1, false),
+            std::string("\x1a\x05\x20\xac\x02\x28\x01", 7));
+}
+
+TEST(ClientTest, CreatesCpuClientWithConfiguredDeviceCount) {
+  Client& client = Client::Get();
+  EXPECT_TRUE(Client::IsCreated());
+  EXPECT_EQ(&client, &Client::Get());
+  EXPECT_EQ(client.device_kind(), "CPU");
+  EXPECT_EQ(client.platform_name(), "cpu");
+  EXPECT_EQ(client.device_count(), kDevices);
+  EXPECT_EQ(client.plugin_path(), TORCH_XLA_DEFAULT_CPU_PLUGIN);
+  EXPECT_NE(client.api(), nullptr);
+  EXPECT_THROW(Client::Configure(ClientOptions{}), RuntimeError);
+}
+
+TEST(ClientTest, GetIsSafeFromSeveralThreads) {
+  std::vector<std::thread> threads;
+  std::vector<Client*> seen(8, nullptr);
+  for (int t = 0; t < 8; ++t) threads.emplace_back([&, t] { seen[t] = &Client::Get(); });
+  for (auto& thread : threads) thread.join();
+  for (Client* client : seen) EXPECT_EQ(client, &Client::Get());
+}
+
+TEST(TransferTest, RoundTripsF32AndI32) {
+  std::vector<float> floats = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f, 1e-3f};
+  BufferPtr f = Upload(floats, ElementType::kF32, {2, 3});
+  EXPECT_EQ(f->type(), ElementType::kF32);
+  EXPECT_EQ(f->dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(f->byte_size(), 24u);
+  f->Await();
+  EXPECT_EQ(Read<float>(*f), floats);
+
+  std::vector<int32_t> ints = {1, -2, 2147483647, -2147483647 - 1};
+  BufferPtr i = Upload(ints, ElementType::kS32, {4}, /*device=*/2);
+  EXPECT_EQ(i->device(), 2);
+  EXPECT_EQ(Read<int32_t>(*i), ints);
+}
+
+TEST(TransferTest, RoundTripsScalarAndEmpty) {
+  std::vector<double> scalar = {3.5};
+  EXPECT_EQ(Read<double>(*Upload(scalar, ElementType::kF64, {})), scalar);
+  BufferPtr empty = Client::Get().TransferToDevice(nullptr, ElementType::kF32, {0, 5}, 0);
+  EXPECT_EQ(empty->byte_size(), 0u);
+}
+
+TEST(TransferTest, RejectsBadArguments) {
+  Client& client = Client::Get();
+  std::vector<float> values(4, 1.0f);
+  EXPECT_THROW(client.TransferToDevice(values.data(), ElementType::kF32, {4}, kDevices),
+               RuntimeError);
+  EXPECT_THROW(client.TransferToDevice(values.data(), ElementType::kF32, {-1}, 0), RuntimeError);
+  EXPECT_THROW(client.TransferToDevice(nullptr, ElementType::kF32, {4}, 0), RuntimeError);
+  BufferPtr buffer = Upload(values, ElementType::kF32, {4});
+  std::vector<float> small(3);
+  try {
+    client.TransferFromDevice(*buffer, small.data(), small.size() * sizeof(float));
+    FAIL() << "expected RuntimeError";
+  } catch (const RuntimeError& error) {
+    EXPECT_NE(std::string(error.what()).find("16"), std::string::npos) << error.what();
+  }
+}
+
+TEST(ExecuteTest, CompilesAndRunsAddDot) {
+  Client& client = Client::Get();
+  ExecutablePtr exe = client.Compile(kAddDot);
+  EXPECT_EQ(exe->num_replicas(), 1);
+  EXPECT_EQ(exe->num_outputs(), 1u);
+  BufferPtr a = Upload<float>({1, 2, 3, 4}, ElementType::kF32, {2, 2});
+  BufferPtr b = Upload<float>({1, 0, 0, 2}, ElementType::kF32, {2, 2});
+  auto outputs = client.Execute(*exe, {{a.get(), b.get()}}, {0});
+  ASSERT_EQ(outputs.size(), 1u);
+  ASSERT_EQ(outputs[0].size(), 1u);
+  const Buffer& out = *outputs[0][0];
+  EXPECT_EQ(out.type(), ElementType::kF32);
+  EXPECT_EQ(out.dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(out.device(), 0);
+  // a + b = [[2, 2], [3, 6]]; times diag(1, 2) = [[2, 4], [3, 12]].
+  EXPECT_EQ(Read<float>(out), (std::vector<float>{2, 4, 3, 12}));
+  // Inputs not donated stay usable.
+  EXPECT_EQ(Read<float>(*a), (std::vector<float>{1, 2, 3, 4}));
+}
+
+TEST(ExecuteTest, RunsOnDeviceOtherThanZeroWithSeveralOutputs) {
+  Client& client = Client::Get();
+  ExecutablePtr exe = client.Compile(kTwoOutputs);
+  ASSERT_EQ(exe->num_outputs(), 2u);
+  for (int device = 1; device < kDevices; ++device) {
+    BufferPtr x = Upload<float>({1, 2, 3}, ElementType::kF32, {3}, device);
+    BufferPtr y = Upload<int32_t>({10, 20, 30, 40}, ElementType::kS32, {4}, device);
+    auto outputs = client.Execute(*exe, {{x.get(), y.get()}}, {device});
+    ASSERT_EQ(outputs[0].size(), 2u);
+    EXPECT_EQ(outputs[0][0]->device(), device);
+    EXPECT_EQ(Read<float>(*outputs[0][0]), (std::vector<float>{2, 4, 6}));
+    EXPECT_EQ(outputs[0][1]->type(), ElementType::kS32);
+    EXPECT_TRUE(outputs[0][1]->dims().empty());
+    EXPECT_EQ(Read<int32_t>(*outputs[0][1]), (std::vector<int32_t>{100}));
+  }
+}
+
+TEST(ExecuteTest, ReplicatedAllReduce) {
+  Client& client = Client::Get();
+  ExecutablePtr exe = client.Compile(AllReduceModule(kDevices), kDevices);
+  EXPECT_EQ(exe->num_replicas(), kDevices);
+  std::vector<BufferPtr> inputs;
+  std::vector<std::vector<Buffer*>> arguments;
+  std::vector<int> devices;
+  for (int r = 0; r < kDevices; ++r) {
+    inputs.push_back(Upload<float>({10.0f * r, 10.0f * r + 1, 10.0f * r + 2, 10.0f * r + 3},
+                                   ElementType::kF32, {4}, r));
+    arguments.push_back({inputs.back().get()});
+    devices.push_back(r);
+  }
+  auto outputs = client.Execute(*exe, arguments, devices);
+  ASSERT_EQ(outputs.size(), static_cast<std::size_t>(kDevices));
+  // Sum over r of (10r + i) for r = 0..2 is 30 + 3i.
+  for (int r = 0; r < kDevices; ++r) {
+    EXPECT_EQ(outputs[r][0]->device(), r);
+    EXPECT_EQ(Read<float>(*outputs[r][0]), (std::vector<float>{30, 33, 36, 39}));
+  }
+}
+
+TEST(ExecuteTest, RejectsMismatchedArguments) {
+  Client& client = Client::Get();
+  ExecutablePtr exe = client.Compile(kAddDot);
+  BufferPtr a = Upload<float>({1, 2, 3, 4}, ElementType::kF32, {2, 2}, 0);
+  BufferPtr b = Upload<float>({1, 2, 3, 4}, ElementType::kF32, {2, 2}, 1);
+  EXPECT_THROW(client.Execute(*exe, {{a.get(), b.get()}}, {0}), RuntimeError);  // b on device 1
+  EXPECT_THROW(client.Execute(*exe, {{a.get(), a.get()}}, {0, 1}), RuntimeError);
+  EXPECT_THROW(client.Execute(*exe, {{a.get(), a.get()}}, {0}, {2}), RuntimeError);
+  ExecutablePtr replicated = client.Compile(AllReduceModule(2), 2);
+  BufferPtr v0 = Upload<float>({1, 2, 3, 4}, ElementType::kF32, {4}, 0);
+  BufferPtr v2 = Upload<float>({1, 2, 3, 4}, ElementType::kF32, {4}, 2);
+  // Replica 1 is assigned to device 1 at compile time.
+  EXPECT_THROW(client.Execute(*replicated, {{v0.get()}, {v2.get()}}, {0, 2}), RuntimeError);
+  EXPECT_THROW(client.Compile(kAddDot, kDevices + 1), RuntimeError);
+}
+
+TEST(ExecuteTest, DonatedInputIsAccepted) {
+  Client& client = Client::Get();
+  ExecutablePtr exe = client.Compile(kAddDot);
+  BufferPtr a = Upload<float>({1, 2, 3, 4}, ElementType::kF32, {2, 2});
+  BufferPtr b = Upload<float>({1, 0, 0, 1}, ElementType::kF32, {2, 2});
+  auto outputs = client.Execute(*exe, {{a.get(), b.get()}}, {0}, /*donated=*/{0});
+  EXPECT_EQ(Read<float>(*outputs[0][0]), (std::vector<float>{2, 2, 3, 5}));
+  EXPECT_EQ(Read<float>(*b), (std::vector<float>{1, 0, 0, 1}));
+}
+
+TEST(ExecuteTest, CompileErrorCarriesPluginMessage) {
+  Client& client = Client::Get();
+  try {
+    client.Compile("module { func.func @main() -> tensor<f32> { this is not mlir } }");
+    FAIL() << "expected RuntimeError";
+  } catch (const RuntimeError& error) {
+    std::string message = error.what();
+    EXPECT_EQ(message.rfind("PJRT_Client_Compile: ", 0), 0u) << message;
+    EXPECT_GT(message.size(), std::string("PJRT_Client_Compile: ").size() + 10) << message;
+  }
+  // The process and client survive.
+  EXPECT_EQ(client.Compile(kAddDot)->num_outputs(), 1u);
+}
+
+TEST(ExecuteTest, WaitAllAwaitsConcurrentExecutions) {
+  Client& client = Client::Get();
+  ExecutablePtr exe = client.Compile(kAddDot);
+  std::vector<std::vector<BufferPtr>> results(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      int device = t % kDevices;
+      BufferPtr a = Upload<float>({1, 2, 3, 4}, ElementType::kF32, {2, 2}, device);
+      BufferPtr b = Upload<float>({1, 0, 0, 1}, ElementType::kF32, {2, 2}, device);
+      for (int i = 0; i < 20; ++i) {
+        results[t].push_back(client.Execute(*exe, {{a.get(), b.get()}}, {device})[0][0]);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  client.WaitAll();
+  client.WaitAll();  // nothing pending: returns at once
+  for (const auto& list : results) {
+    ASSERT_EQ(list.size(), 20u);
+    list.back()->Await();
+    EXPECT_EQ(Read<float>(*list.back()), (std::vector<float>{2, 2, 3, 5}));
+  }
+}
+
+TEST(MemoryTest, ReportsHostMemoryForCpu) {
+  Client& client = Client::Get();
+  for (int device = 0; device < kDevices; ++device) {
+    MemoryInfo info = client.GetMemoryInfo(device);
+    EXPECT_GT(info.bytes_limit, 0);
+    EXPECT_GE(info.bytes_in_use, 0);
+    EXPECT_LE(info.bytes_in_use, info.bytes_limit);
+  }
+  EXPECT_THROW(client.GetMemoryInfo(kDevices), RuntimeError);
+}
+
+TEST(PluginLoaderTest, MissingLibraryNamesPath) {
+  const std::string path = "/nonexistent/dir/libno_such_pjrt_plugin.so";
+  try {
+    LoadPjrtPlugin(path);
+    FAIL() << "expected RuntimeError";
+  } catch (const RuntimeError& error) {
+    std::string message = error.what();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find("No such file"), std::string::npos) << message;  // dlerror()
+  }
+}
+
+TEST(PluginLoaderTest, LibraryWithoutGetPjrtApiIsRejected) {
+  try {
+    LoadPjrtPlugin("libm.so.6");
+    FAIL() << "expected RuntimeError";
+  } catch (const RuntimeError& error) {
+    EXPECT_NE(std::string(error.what()).find("GetPjrtApi"), std::string::npos) << error.what();
+  }
+}
+
+TEST(PluginLoaderTest, LoadingTwiceGivesTheSameApi) {
+  EXPECT_EQ(LoadPjrtPlugin(TORCH_XLA_DEFAULT_CPU_PLUGIN), Client::Get().api());
+}
+
+TEST(PluginDiscoveryTest, DefaultsToCpuAndBuildTimePlugin) {
+  internal::PluginChoice choice = internal::ResolvePlugin(ClientOptions{});
+  EXPECT_EQ(choice.device_kind, "CPU");
+  EXPECT_EQ(choice.path, TORCH_XLA_DEFAULT_CPU_PLUGIN);
+}
+
+TEST(PluginDiscoveryTest, UnknownKindListsKnownOnes) {
+  ClientOptions options;
+  options.device_kind = "quantum";
+  try {
+    internal::ResolvePlugin(options);
+    FAIL() << "expected RuntimeError";
+  } catch (const RuntimeError& error) {
+    std::string message = error.what();
+    EXPECT_NE(message.find("QUANTUM"), std::string::npos) << message;
+    EXPECT_NE(message.find("CPU, CUDA, TPU"), std::string::npos) << message;
+  }
+  options.plugin_path = "/opt/quantum/pjrt.so";
+  EXPECT_EQ(internal::ResolvePlugin(options).path, "/opt/quantum/pjrt.so");
+}
+
+TEST(PluginDiscoveryTest, KindWithoutPluginNamesWhatWasSearched) {
+  ClientOptions options;
+  options.device_kind = "tpu";
+  try {
+    internal::ResolvePlugin(options);
+    FAIL() << "expected RuntimeError";
+  } catch (const RuntimeError& error) {
+    std::string message = error.what();
+    EXPECT_NE(message.find("TPU"), std::string::npos) << message;
+    EXPECT_NE(message.find("PJRT_PLUGIN_PATH"), std::string::npos) << message;
+    EXPECT_NE(message.find("ClientOptions.plugin_path"), std::string::npos) << message;
+  }
+}
+
+TEST(PluginDiscoveryTest, PriorityOfPathSources) {
+  Client::SetDefaultPluginPath("cuda", "/registered/xla_cuda_plugin.so");
+  ClientOptions options;
+  options.device_kind = "CUDA";
+  EXPECT_EQ(internal::ResolvePlugin(options).path, "/registered/xla_cuda_plugin.so");
+  setenv("PJRT_PLUGIN_PATH", "/env/plugin.so", 1);
+  EXPECT_EQ(internal::ResolvePlugin(options).path, "/env/plugin.so");
+  options.plugin_path = "/explicit/plugin.so";
+  EXPECT_EQ(internal::ResolvePlugin(options).path, "/explicit/plugin.so");
+  unsetenv("PJRT_PLUGIN_PATH");
+  setenv("PJRT_DEVICE", "cuda", 1);
+  internal::PluginChoice choice = internal::ResolvePlugin(ClientOptions{});
+  EXPECT_EQ(choice.device_kind, "CUDA");
+  EXPECT_EQ(choice.path, "/registered/xla_cuda_plugin.so");
+  unsetenv("PJRT_DEVICE");
+}
+
+}  // namespace
+}  // namespace torch_xla::runtime

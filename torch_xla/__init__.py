@@ -1,0 +1,64 @@
+"""PyTorch on XLA devices through PJRT plugins.
+
+Importing this package loads the compiled core, which registers the XLA device's
+kernels with PyTorch. `PJRT_DEVICE` (CPU, CUDA, TPU) picks the plugin.
+"""
+import importlib.util
+import os
+
+import torch  # noqa: F401  (the core links against torch's libraries)
+
+
+def _find_plugin(kind):
+  """The plugin shipped by a wheel for `kind`, or None."""
+  candidates = {
+      'CPU': [('xla_plugins.xla_cpu_pjrt', 'xla_cpu_pjrt.so')],
+      'CUDA': [('jax_plugins.xla_cuda13', 'xla_cuda_plugin.so'),
+               ('jax_plugins.xla_cuda12', 'xla_cuda_plugin.so')],
+      'TPU': [('libtpu', 'libtpu.so')],
+  }.get(kind, [])
+  for module, filename in candidates:
+    try:
+      spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+      spec = None
+    if spec is None or not spec.submodule_search_locations:
+      continue
+    for folder in spec.submodule_search_locations:
+      path = os.path.join(folder, filename)
+      if os.path.exists(path):
+        return path
+  return None
+
+
+from . import _XLAC  # noqa: E402
+
+for _kind in ('CPU', 'CUDA', 'TPU'):
+  _path = _find_plugin(_kind)
+  if _path:
+    _XLAC._set_default_plugin_path(_kind, _path)
+
+
+def device(n=None):
+  """The XLA device `xla:n` (the default device when n is None)."""
+  return torch.device('xla', 0 if n is None else n)
+
+
+def devices():
+  """All addressable XLA devices."""
+  return [torch.device('xla', i) for i in range(_XLAC._xla_device_count())]
+
+
+def device_count():
+  return _XLAC._xla_device_count()
+
+
+def sync(wait=False):
+  """Runs the pending graph of every device (the same as xm.mark_step())."""
+  from .core import xla_model
+  xla_model.mark_step(wait=wait)
+
+
+def _get_stablehlo(tensors):
+  """The StableHLO text of the pending graph that computes `tensors`."""
+  return _XLAC._get_stablehlo(list(tensors))

@@ -1,0 +1,414 @@
+"""Device, replication, step and collective helpers for XLA devices (`xm`)."""
+
+import queue
+import sys
+import threading
+
+import torch
+
+from torch_xla.core import _replica
+from torch_xla.utils import utils as _xu
+
+REDUCE_SUM = 'sum'
+REDUCE_MUL = 'mul'
+REDUCE_AND = 'and'
+REDUCE_OR = 'or'
+REDUCE_MIN = 'min'
+REDUCE_MAX = 'max'
+_REDUCE_TYPES = (REDUCE_SUM, REDUCE_MUL, REDUCE_AND, REDUCE_OR, REDUCE_MIN,
+                 REDUCE_MAX)
+
+# Hardware name reported to users (xla_device_hw) for each runtime kind.
+_HW_NAMES = {'CPU': 'CPU', 'CUDA': 'GPU', 'TPU': 'TPU'}
+
+
+def _xlac():
+  # Imported on use so this module (and the pure-Python helpers importing
+  # it) loads even where the extension is absent; only the calls need it.
+  from torch_xla import _XLAC
+  return _XLAC
+
+
+# ---------------------------------------------------------------- devices
+
+
+def _device_kind():
+  return _xlac()._xla_device_kind()
+
+
+def _normalize_kind(kind):
+  kind = str(kind).upper()
+  return 'CUDA' if kind == 'GPU' else kind
+
+
+def _kind_matches(devkind):
+  """Whether this process's devices are of (one of) the requested kind(s)."""
+  if devkind is None:
+    return True
+  wanted = [devkind] if isinstance(devkind, str) else list(devkind)
+  return _normalize_kind(_device_kind()) in {_normalize_kind(k) for k in wanted}
+
+
+def _device_ordinal(device=None):
+  """Ordinal of an XLA device given as torch.device, 'xla:N', int or None."""
+  if device is None:
+    return xla_device().index
+  if isinstance(device, int):
+    return device
+  dev = torch.device(device)
+  if dev.type != 'xla':
+    raise ValueError(f'{device} is not an XLA device')
+  return 0 if dev.index is None else dev.index
+
+
+def is_xla_tensor(tensor):
+  """Whether `tensor` lives on an XLA device."""
+  return isinstance(tensor, torch.Tensor) and tensor.device.type == 'xla'
+
+
+def xla_device(n=None, devkind=None):
+  """Returns torch.device('xla', n), device 0 when n is None.
+
+  devkind ('TPU', 'GPU', 'CPU' or a list of them) restricts the kind of
+  device accepted; a RuntimeError says so when this process has none.
+  """
+  if not _kind_matches(devkind):
+    raise RuntimeError(f'no XLA device of kind {devkind}: the XLA devices of '
+                       f'this process are {_device_kind()}')
+  index = 0 if n is None else int(n)
+  count = _xlac()._xla_device_count()
+  if not 0 <= index < count:
+    raise RuntimeError(f'XLA device xla:{index} does not exist '
+                       f'({count} device(s) available)')
+  return torch.device('xla', index)
+
+
+def get_xla_supported_devices(devkind=None, max_devices=None):
+  """List of 'xla:N' device strings (empty when none is of kind devkind)."""
+  if not _kind_matches(devkind):
+    return []
+  devices = [f'xla:{i}' for i in range(_xlac()._xla_device_count())]
+  return devices[:max_devices] if max_devices is not None else devices
+
+
+def xla_real_devices(devices):
+  """Maps XLA devices ('xla:N' or torch.device) to '<KIND>:N' strings."""
+  kind = _device_kind()
+  return [f'{kind}:{_device_ordinal(d)}' for d in devices]
+
+
+def xla_device_hw(device):
+  """Hardware type of an XLA device: 'CPU', 'GPU' or 'TPU'."""
+  _device_ordinal(device)  # validates that it is an XLA device
+  kind = _device_kind()
+  return _HW_NAMES.get(kind, kind)
+
+
+def xla_replication_devices(local_devices):
+  """The real devices ('<KIND>:N') of all the replicas, given the local ones."""
+  real_devices = xla_real_devices(local_devices)
+  total = xrt_world_size()
+  if total > len(real_devices):
+    raise NotImplementedError(
+        'xla_replication_devices: replication beyond the local devices '
+        f'({total} replicas, {len(real_devices)} local) is not supported yet')
+  return real_devices
+
+
+def set_replication(device, devices):
+  """Records the replication devices used by this thread, `device` among them."""
+  devices = [str(d) for d in devices]
+  if devices and str(device) not in devices:
+    raise ValueError(f'{device} is not one of the replication devices {devices}')
+  _replica.set_replication_devices(str(device), devices)
+
+
+# ------------------------------------------------------------ replication
+
+
+def xrt_world_size(defval=1):
+  """Number of replicas, `defval` when not replicated."""
+  info = _replica.get()
+  return defval if info is None else info.world_size
+
+
+def world_size():
+  """Number of replicas (1 when not replicated)."""
+  return xrt_world_size()
+
+
+def get_ordinal(defval=0):
+  """Global replica ordinal of the caller, `defval` when not replicated."""
+  info = _replica.get()
+  return defval if info is None else info.ordinal
+
+
+def get_local_ordinal(defval=0):
+  """Replica ordinal of the caller among this host's, `defval` if not replicated."""
+  info = _replica.get()
+  return defval if info is None else info.local_ordinal
+
+
+def is_master_ordinal(local=True):
+  """Whether the caller is replica 0 (of this host when local, else globally)."""
+  ordinal = get_local_ordinal() if local else get_ordinal()
+  return ordinal == 0
+
+
+def master_print(*args, fd=sys.stdout, finalizer=None):
+  """print() on the global master replica only; then calls finalizer()."""
+  if is_master_ordinal(local=False):
+    print(*args, file=fd)
+    if finalizer is not None:
+      finalizer()
+
+
+# ------------------------------------------------------------------ steps
+
+
+class _StepClosures:
+  """Closures queued by add_step_closure(), run after the next step's sync.
+
+  Synchronous closures run on the thread calling mark_step(); asynchronous
+  ones run in order on one background thread, and mark_step() waits for
+  those of the previous step before it syncs (so they have all run before
+  the following mark_step returns) and re-raises the first error they hit.
+  """
+
+  def __init__(self):
+    self._lock = threading.Lock()
+    self._pending = []  # (closure, args, run_async) in queueing order
+    self._async_queue = None
+    self._async_error = None
+
+  def add(self, closure, args, run_async):
+    with self._lock:
+      self._pending.append((closure, tuple(args), run_async))
+
+  def run_pending(self):
+    with self._lock:
+      pending, self._pending = self._pending, []
+    for closure, args, run_async in pending:
+      if run_async:
+        self._async_queue_get().put((closure, args))
+      else:
+        closure(*args)
+
+  def wait_async(self):
+    if self._async_queue is not None:
+      self._async_queue.join()
+    error, self._async_error = self._async_error, None
+    if error is not None:
+      raise error
+
+  def _async_queue_get(self):
+    with self._lock:
+      if self._async_queue is None:
+        self._async_queue = queue.Queue()
+        threading.Thread(target=self._async_worker, args=(self._async_queue,),
+                         name='xla_async_step_closures', daemon=True).start()
+      return self._async_queue
+
+  def _async_worker(self, work):
+    while True:
+      closure, args = work.get()
+      try:
+        if self._async_error is None:  # after an error, drop the rest
+          closure(*args)
+      except BaseException as e:  # reported by the next wait_async()
+        self._async_error = e
+      finally:
+        work.task_done()
+
+
+_step_closures = _StepClosures()
+
+
+def add_step_closure(closure, args=(), run_async=False):
+  """Queues closure(*args) to run right after the next mark_step() sync.
+
+  At that point the tensors it captured are materialized, so inspecting them
+  costs no extra graph execution. Closures run in the order queued;
+  run_async ones run on a background thread.
+  """
+  _step_closures.add(closure, args, run_async)
+
+
+def mark_step(wait=False):
+  """Compiles and runs the pending graph of every device, then the step closures.
+
+  wait=True blocks until the device work is done.
+  """
+  _step_closures.wait_async()
+  _xlac()._xla_sync(None, wait)
+  _step_closures.run_pending()
+
+
+def wait_device_ops(devices=[]):
+  """Blocks until all enqueued device work is done.
+
+  The runtime waits for every device at once, which covers any `devices`.
+  """
+  _xlac()._xla_wait_device_ops()
+
+
+def reduce_gradients(optimizer, groups=None):
+  """Averages the parameter gradients across replicas (no-op for one replica)."""
+  count = xrt_world_size()
+  if count <= 1:
+    return
+  gradients = [
+      p.grad for group in optimizer.param_groups for p in group['params']
+      if p.grad is not None
+  ]
+  all_reduce(REDUCE_SUM, gradients, scale=1.0 / count, groups=groups)
+
+
+def optimizer_step(optimizer, barrier=False, optimizer_args={}, groups=None):
+  """Reduces gradients across replicas, steps the optimizer, returns its result.
+
+  barrier=True also marks the step (not needed under ParallelLoader /
+  MpDeviceLoader, whose iterators mark steps themselves).
+  """
+  reduce_gradients(optimizer, groups=groups)
+  loss = optimizer.step(**optimizer_args)
+  if barrier:
+    mark_step()
+  return loss
+
+
+# -------------------------------------------------------------------- rng
+
+
+def set_rng_state(seed, device=None):
+  """Seeds the random number generator of `device` (default: xla_device())."""
+  _xlac()._xla_set_rng_state(int(seed), _device_ordinal(device))
+
+
+def get_rng_state(device=None):
+  """Current RNG state (an int) of `device` (default: xla_device())."""
+  return _xlac()._xla_get_rng_state(_device_ordinal(device))
+
+
+# ----------------------------------------------------------------- memory
+
+
+def get_memory_info(device):
+  """Memory of `device`: kb_free/kb_total and bytes_used/bytes_limit.
+
+  Never raises: when the runtime cannot report (or the device is not an XLA
+  one) every value is 0. A limit of 0 means unknown.
+  """
+  try:
+    used, limit = _xlac()._xla_memory_info(_device_ordinal(device))
+    used, limit = int(used), int(limit)
+  except Exception:  # documented: monitoring code must not crash training
+    used, limit = 0, 0
+  return {
+      'kb_free': max(limit - used, 0) // 1024,
+      'kb_total': limit // 1024,
+      'bytes_used': used,
+      'bytes_limit': limit,
+  }
+
+
+# ------------------------------------------------------------------- save
+
+
+def _to_cpu(data):
+  return _xu.map_tensors(data, lambda t: t.cpu() if is_xla_tensor(t) else t)
+
+
+def save(data, file_or_path, master_only=True, global_master=False):
+  """torch.save() of `data` with its nested XLA tensors moved to CPU first.
+
+  With master_only only the master replica writes (each host's master, or
+  just the global one when global_master); otherwise every replica writes and
+  each needs its own destination.
+  """
+  should_write = (not master_only) or is_master_ordinal(local=not global_master)
+  if should_write:
+    torch.save(_to_cpu(data), file_or_path)
+  rendezvous('torch_xla.core.xla_model.save')
+
+
+# ------------------------------------------------- mesh (out-of-graph) ops
+
+
+def rendezvous(tag, payload=b'', replicas=[]):
+  """Waits for all replicas at `tag`; returns every replica's payload by ordinal."""
+  if xrt_world_size() <= 1:
+    return [payload]
+  raise NotImplementedError(
+      'rendezvous: multi-replica rendezvous is not supported yet')
+
+
+def do_on_ordinals(target, data=(), ordinals=(0,)):
+  """Runs target(*data) on the replicas in `ordinals`; None on the others."""
+  result = None
+  if get_ordinal() in ordinals:
+    args = data if isinstance(data, (list, tuple)) else (data,)
+    result = target(*args)
+  rendezvous('torch_xla.core.xla_model.do_on_ordinals')
+  return result
+
+
+def mesh_reduce(tag, data, reduce_fn):
+  """reduce_fn(list of every replica's `data`), computed out of the graph."""
+  if xrt_world_size() <= 1:
+    return reduce_fn([data])
+  raise NotImplementedError(
+      'mesh_reduce: multi-replica mesh reduction is not supported yet')
+
+
+# ------------------------------------------------------------ collectives
+
+
+def all_reduce(reduce_type, inputs, scale=1.0, groups=None, cctx=None,
+               pin_layout=True):
+  """Reduces tensors across replicas, then multiplies them by `scale`.
+
+  A single tensor gives back a new reduced tensor; a list/tuple is reduced
+  in place and returned. With one replica the reduction of a value with
+  itself alone is that value, so only `scale` applies.
+  """
+  if reduce_type not in _REDUCE_TYPES:
+    raise ValueError(f'invalid reduce type {reduce_type!r}; expected one of '
+                     f'{_REDUCE_TYPES}')
+  if xrt_world_size() > 1:
+    raise NotImplementedError(
+        'all_reduce: multi-replica all_reduce is not supported yet')
+  if isinstance(inputs, torch.Tensor):
+    # A new tensor, as a real reduction would give (never an alias of input).
+    return inputs * scale if scale != 1.0 else inputs.clone()
+  if scale != 1.0:
+    for t in inputs:
+      t.mul_(scale)
+  return inputs
+
+
+def all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
+  """Concatenates every replica's `value` along `dim` (a copy of it for one)."""
+  if xrt_world_size() > 1:
+    raise NotImplementedError(
+        'all_gather: multi-replica all_gather is not supported yet')
+  if output is not None:
+    output.copy_(value)
+    return output
+  return value.clone()
+
+
+def all_to_all(value, split_dimension, concat_dimension, split_count,
+               groups=None, pin_layout=True):
+  """XLA AllToAll: split `value` in split_count chunks, exchange, concatenate.
+
+  With one replica split_count must be 1 and the result is a copy of value.
+  """
+  count = xrt_world_size()
+  if split_count != count:
+    raise ValueError(f'all_to_all: split_count ({split_count}) must equal the '
+                     f'number of replicas ({count})')
+  if count > 1:
+    raise NotImplementedError(
+        'all_to_all: multi-replica all_to_all is not supported yet')
+  return value.clone()
