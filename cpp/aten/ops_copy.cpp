@@ -117,6 +117,26 @@ at::Tensor XLANativeFunctions::_copy_from_and_resize(const at::Tensor& self, con
   return _copy_from(self, dst, false);
 }
 
+at::Tensor XLANativeFunctions::copy(const at::Tensor& self, const at::Tensor& src, bool non_blocking) {
+  XLA_COUNT("copy");
+  // The functional form of copy_: a new tensor with self's shape, dtype and device
+  // holding src's values.
+  XlaTensorPtr x = GetXlaTensor(self, "copy_");
+  if (!IsXlaTensor(src)) {
+    at::Tensor host = src.to(self.scalar_type()).expand(self.sizes());
+    return AtenFromXla(FromCpuTensor(host, x->device()));
+  }
+  XlaTensorPtr s = GetXlaTensor(src, "copy_");
+  if (s->device() != x->device()) {
+    at::Tensor host = ToCpuTensor(s).to(self.scalar_type()).expand(self.sizes());
+    return AtenFromXla(FromCpuTensor(host, x->device()));
+  }
+  return AtenFromIr(Checked("copy_", [&] {
+                      return ir::Broadcast(ir::Convert(s->GetIrValue(), x->shape().type), x->shape().dims);
+                    }),
+                    x->device());
+}
+
 at::Tensor XLANativeFunctions::clone(const at::Tensor& self, std::optional<at::MemoryFormat> memory_format) {
   XLA_COUNT("clone");
   XlaTensorPtr x = GetXlaTensor(self, "clone");
