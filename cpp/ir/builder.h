@@ -56,4 +56,18 @@ Value DotGeneral(const Value& a, const Value& b, const std::vector<int64_t>& lhs
                  const std::vector<int64_t>& rhs_batch, const std::vector<int64_t>& lhs_contract,
                  const std::vector<int64_t>& rhs_contract, ElementType type);
 
+// stablehlo.convolution with the layouts lhs [batch, feature, spatial...], rhs [out feature,
+// in feature, spatial...], result [batch, feature, spatial...] (PyTorch's NC(D)HW / OI(D)HW).
+// Every per-spatial-dimension list has one entry per spatial dimension (1 to 3); padding
+// may be negative (it then crops the lhs). Operands must have the same element type,
+// which is the result's. Output spatial size, per dimension:
+//   floor(((in - 1) * lhs_dilation + 1 + low + high - ((k - 1) * rhs_dilation + 1)) / stride) + 1.
+// Node attrs.ints (see lowering/rules_conv.cpp): [n (spatial rank), window_strides (n),
+// padding_low (n), padding_high (n), lhs_dilation (n), rhs_dilation (n),
+// feature_group_count, batch_group_count].
+Value Convolution(const Value& lhs, const Value& rhs, const std::vector<int64_t>& window_strides,
+                  const std::vector<int64_t>& padding_low, const std::vector<int64_t>& padding_high,
+                  const std::vector<int64_t>& lhs_dilation, const std::vector<int64_t>& rhs_dilation,
+                  int64_t feature_group_count, int64_t batch_group_count);
+
 }  // namespace torch_xla::ir

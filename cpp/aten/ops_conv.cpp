@@ -1,0 +1,280 @@
+// Convolution kernels: convolution_overrideable (forward, plain and transposed, 1-D to
+// 3-D) and convolution_backward_overrideable. PyTorch routes convolution on backends
+// other than CPU/CUDA to these two ops. Everything is expressed with ir::Convolution
+// in the layouts input [N, C, spatial...], weight [O, I, spatial...]:
+//   forward           conv(x, w, stride, padding, dilation, feature groups)
+//   grad_input        conv(dy lhs-dilated by stride, w reversed with in/out swapped)
+//   grad_weight       conv(x^T, dy^T) with window strides = dilation, rhs dilation =
+//                     stride and batch_group_count = groups
+//   transposed conv   the grad_input of the plain convolution with the same weight.
+#include <ATen/ATen.h>
+
+#include "XLANativeFunctions.h"
+#include "aten/kernel_util.h"
+
+namespace torch_xla {
+namespace {
+
+using ir::Value;
+using runtime::ElementType;
+
+struct ConvParams {
+  std::size_t n = 0;  // spatial rank
+  std::vector<int64_t> stride, padding, dilation, output_padding;
+  bool transposed = false;
+  int64_t groups = 1;
+};
+
+std::string ListString(at::IntArrayRef v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// A per-spatial-dimension list: one entry per spatial dimension, or one entry for all.
+std::vector<int64_t> Expand(at::IntArrayRef v, std::size_t n, const char* name, const char* op) {
+  TORCH_CHECK(v.size() == n || v.size() == 1, op, ": expected ", name, " to be a single integer value or a list of ",
+              n, " values to match the convolution dimensions, but got ", name, "=", ListString(v));
+  return v.size() == n ? v.vec() : std::vector<int64_t>(n, v[0]);
+}
+
+// The checks PyTorch's convolution makes, with its messages; nothing malformed reaches
+// the IR. `op` names the ATen op.
+ConvParams Validate(const char* op, const at::Tensor& input, const at::Tensor& weight, const at::Tensor* bias,
+                    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                    at::IntArrayRef output_padding, int64_t groups) {
+  TORCH_CHECK(input.dim() >= 3 && input.dim() <= 5, op, ": expected a 3-D, 4-D or 5-D input (batched 1-D, 2-D or 3-D "
+              "convolution), got input ", DescribeTensor(input));
+  TORCH_CHECK(weight.dim() == input.dim(), op, ": expected weight to be ", input.dim(), "-D for input ",
+              DescribeTensor(input), ", but got weight of size ", DescribeTensor(weight));
+  TORCH_CHECK(input.scalar_type() == weight.scalar_type(), op, ": Input type (", input.scalar_type(),
+              ") and weight type (", weight.scalar_type(), ") should be the same (input ", DescribeTensor(input),
+              ", weight ", DescribeTensor(weight), ")");
+  TORCH_CHECK(at::isFloatingType(input.scalar_type()), op, ": expected a floating point input, got ",
+              DescribeTensor(input));
+  ConvParams p;
+  p.n = static_cast<std::size_t>(input.dim() - 2);
+  p.stride = Expand(stride, p.n, "stride", op);
+  p.padding = Expand(padding, p.n, "padding", op);
+  p.dilation = Expand(dilation, p.n, "dilation", op);
+  p.output_padding = output_padding.empty() ? std::vector<int64_t>(p.n, 0)
+                                            : Expand(output_padding, p.n, "output_padding", op);
+  p.transposed = transposed;
+  p.groups = groups;
+  TORCH_CHECK(groups > 0, op, ": non-positive groups is not supported, got groups=", groups);
+  for (std::size_t i = 0; i < p.n; ++i) {
+    TORCH_CHECK(p.stride[i] > 0, op, ": non-positive stride is not supported, got stride=", ListString(p.stride));
+    TORCH_CHECK(p.dilation[i] > 0, op, ": dilation should be greater than zero, got dilation=",
+                ListString(p.dilation));
+    TORCH_CHECK(p.padding[i] >= 0, op, ": negative padding is not supported, got padding=", ListString(p.padding));
+    TORCH_CHECK(p.output_padding[i] >= 0, op, ": negative output_padding is not supported, got output_padding=",
+                ListString(p.output_padding));
+    TORCH_CHECK(transposed ? p.output_padding[i] < std::max(p.stride[i], p.dilation[i]) : p.output_padding[i] == 0,
+                op, ": output padding must be smaller than either stride or dilation, got output_padding=",
+                ListString(p.output_padding), ", stride=", ListString(p.stride), ", dilation=",
+                ListString(p.dilation));
+    TORCH_CHECK(weight.size(i + 2) > 0, op, ": kernel size must be positive, got weight of size ",
+                DescribeTensor(weight));
+  }
+  int64_t out_channels;
+  if (!transposed) {
+    TORCH_CHECK(weight.size(0) >= groups && weight.size(0) % groups == 0, op, ": Given groups=", groups,
+                ", expected weight to be divisible by ", groups, " at dimension 0, but got weight of size ",
+                DescribeTensor(weight), " instead");
+    TORCH_CHECK(input.size(1) == weight.size(1) * groups, op, ": Given groups=", groups, ", weight of size ",
+                DescribeTensor(weight), ", expected input", DescribeTensor(input), " to have ", weight.size(1) * groups,
+                " channels, but got ", input.size(1), " channels instead");
+    out_channels = weight.size(0);
+    for (std::size_t i = 0; i < p.n; ++i) {
+      int64_t padded = input.size(i + 2) + 2 * p.padding[i];
+      int64_t window = (weight.size(i + 2) - 1) * p.dilation[i] + 1;
+      TORCH_CHECK(padded >= window, op, ": Calculated padded input size per channel: ", padded,
+                  " in spatial dimension ", i, ". Kernel size (dilated): ", window,
+                  ". Kernel size can't be greater than actual input size (input ", DescribeTensor(input),
+                  ", weight ", DescribeTensor(weight), ", padding=", ListString(p.padding), ", dilation=",
+                  ListString(p.dilation), ")");
+    }
+  } else {
+    TORCH_CHECK(input.size(1) == weight.size(0), op, ": Given transposed=1, weight of size ", DescribeTensor(weight),
+                ", expected input", DescribeTensor(input), " to have ", weight.size(0), " channels, but got ",
+                input.size(1), " channels instead");
+    TORCH_CHECK(input.size(1) % groups == 0, op, ": Given groups=", groups, " and transposed=1, expected the ",
+                input.size(1), " input channels of weight ", DescribeTensor(weight), " to be divisible by ", groups);
+    out_channels = weight.size(1) * groups;
+    for (std::size_t i = 0; i < p.n; ++i) {
+      int64_t out = (input.size(i + 2) - 1) * p.stride[i] - 2 * p.padding[i] +
+                    (weight.size(i + 2) - 1) * p.dilation[i] + p.output_padding[i] + 1;
+      TORCH_CHECK(input.size(i + 2) > 0 && out > 0, op, ": transposed convolution of input ", DescribeTensor(input),
+                  " with weight ", DescribeTensor(weight), ", stride=", ListString(p.stride), ", padding=",
+                  ListString(p.padding), ", dilation=", ListString(p.dilation),
+                  " gives a non-positive output size ", out, " in spatial dimension ", i);
+    }
+  }
+  if (bias != nullptr && bias->defined()) {
+    TORCH_CHECK(bias->dim() == 1 && bias->size(0) == out_channels, op, ": Given weight of size ",
+                DescribeTensor(weight), ", expected bias to be 1-dimensional with ", out_channels,
+                " elements, but got bias of size ", DescribeTensor(*bias), " instead");
+    TORCH_CHECK(bias->scalar_type() == input.scalar_type(), op, ": Input type (", input.scalar_type(),
+                ") and bias type (", bias->scalar_type(), ") should be the same");
+  }
+  return p;
+}
+
+std::vector<int64_t> Ones(std::size_t n) { return std::vector<int64_t>(n, 1); }
+
+// [1, 0, 2, 3, ...] for rank n + 2.
+std::vector<int64_t> SwapFirstTwo(std::size_t n) {
+  std::vector<int64_t> perm = {1, 0};
+  for (std::size_t i = 0; i < n; ++i) perm.push_back(static_cast<int64_t>(i + 2));
+  return perm;
+}
+
+// Weight [G*A, B, k...] -> [G*B, A, k...] with the spatial dimensions reversed: the kernel
+// that maps a convolution's output back onto its input.
+Value SwapKernel(const Value& w, int64_t groups, std::size_t n) {
+  const auto& d = w.shape().dims;
+  std::vector<int64_t> grouped = {groups, d[0] / groups, d[1]};
+  std::vector<int64_t> perm = {0, 2, 1};
+  std::vector<int64_t> swapped = {groups * d[1], d[0] / groups};
+  std::vector<int64_t> spatial;
+  for (std::size_t i = 0; i < n; ++i) {
+    grouped.push_back(d[i + 2]);
+    perm.push_back(static_cast<int64_t>(i + 3));
+    swapped.push_back(d[i + 2]);
+    spatial.push_back(static_cast<int64_t>(i + 2));
+  }
+  Value v = groups == 1 ? ir::Transpose(w, SwapFirstTwo(n))
+                        : ir::Reshape(ir::Transpose(ir::Reshape(w, grouped), perm), swapped);
+  return ir::Reverse(v, spatial);
+}
+
+// The gradient with respect to the input x (spatial sizes `in_spatial`) of
+// dy = conv(x, w, stride, padding, dilation, groups).
+Value InputGrad(const Value& dy, const Value& w, const std::vector<int64_t>& in_spatial, const ConvParams& p) {
+  std::vector<int64_t> lo(p.n), hi(p.n);
+  for (std::size_t i = 0; i < p.n; ++i) {
+    int64_t k = w.shape().dims[i + 2], out = dy.shape().dims[i + 2];
+    lo[i] = p.dilation[i] * (k - 1) - p.padding[i];
+    hi[i] = in_spatial[i] + p.padding[i] - 1 - (out - 1) * p.stride[i];
+  }
+  return ir::Convolution(dy, SwapKernel(w, p.groups, p.n), Ones(p.n), lo, hi, p.stride, p.dilation, p.groups, 1);
+}
+
+// The gradient with respect to w (spatial sizes `k_spatial`) of
+// dy = conv(x, w, stride, padding, dilation, groups).
+Value WeightGrad(const Value& x, const Value& dy, const std::vector<int64_t>& k_spatial, const ConvParams& p) {
+  std::vector<int64_t> lo(p.n), hi(p.n);
+  for (std::size_t i = 0; i < p.n; ++i) {
+    int64_t in = x.shape().dims[i + 2], out = dy.shape().dims[i + 2];
+    lo[i] = p.padding[i];
+    hi[i] = (k_spatial[i] - 1) * p.dilation[i] + (out - 1) * p.stride[i] + 1 - in - p.padding[i];
+  }
+  std::vector<int64_t> perm = SwapFirstTwo(p.n);
+  Value g = ir::Convolution(ir::Transpose(x, perm), ir::Transpose(dy, perm), p.dilation, lo, hi, Ones(p.n), p.stride,
+                            1, p.groups);
+  return ir::Transpose(g, perm);
+}
+
+std::vector<int64_t> Spatial(const Value& v) {
+  return std::vector<int64_t>(v.shape().dims.begin() + 2, v.shape().dims.end());
+}
+
+std::vector<int64_t> NonFeatureDims(std::size_t n) {
+  std::vector<int64_t> dims = {0};
+  for (std::size_t i = 0; i < n; ++i) dims.push_back(static_cast<int64_t>(i + 2));
+  return dims;
+}
+
+ElementType AccumulationType(ElementType t) {
+  return t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
+}
+
+// Crops a result whose spatial sizes exceed `spatial` (only when output_padding >= stride).
+Value CropTo(const Value& v, const std::vector<int64_t>& spatial) {
+  std::vector<int64_t> start(v.shape().dims.size(), 0), limit = v.shape().dims, strides(limit.size(), 1);
+  for (std::size_t i = 0; i < spatial.size(); ++i) limit[i + 2] = std::min(limit[i + 2], spatial[i]);
+  return ir::Slice(v, start, limit, strides);
+}
+
+}  // namespace
+
+at::Tensor XLANativeFunctions::convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
+                                                        const std::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                                        at::IntArrayRef padding, at::IntArrayRef dilation,
+                                                        bool transposed, at::IntArrayRef output_padding,
+                                                        int64_t groups) {
+  XLA_COUNT("convolution_overrideable");
+  const char* op = "convolution";
+  const at::Tensor* b = bias.has_value() && bias->defined() ? &*bias : nullptr;
+  ConvParams p = Validate(op, input, weight, b, stride, padding, dilation, transposed, output_padding, groups);
+  int device = b ? CommonDevice({&input, &weight, b}, op) : CommonDevice({&input, &weight}, op);
+  Value x = GetXlaTensor(input, op)->GetIrValue();
+  Value w = GetXlaTensor(weight, op)->GetIrValue();
+  Value out = Checked(op, [&] {
+    if (!p.transposed) return ir::Convolution(x, w, p.stride, p.padding, p.padding, Ones(p.n), p.dilation, p.groups, 1);
+    std::vector<int64_t> out_spatial(p.n);
+    for (std::size_t i = 0; i < p.n; ++i)
+      out_spatial[i] = (x.shape().dims[i + 2] - 1) * p.stride[i] - 2 * p.padding[i] +
+                       (w.shape().dims[i + 2] - 1) * p.dilation[i] + p.output_padding[i] + 1;
+    return InputGrad(x, w, out_spatial, p);
+  });
+  if (b) {
+    Value bv = GetXlaTensor(*b, op)->GetIrValue();
+    out = Checked(op, [&] {
+      return ir::Binary(ir::op::kAdd, out, ir::BroadcastInDim(bv, out.shape().dims, {1}));
+    });
+  }
+  return AtenFromIr(out, device);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::convolution_backward_overrideable(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask) {
+  XLA_COUNT("convolution_backward_overrideable");
+  const char* op = "convolution_backward";
+  ConvParams p = Validate(op, input, weight, nullptr, stride, padding, dilation, transposed, output_padding, groups);
+  int device = CommonDevice({&grad_output, &input, &weight}, op);
+  // The forward output's shape, which grad_output must have.
+  std::vector<int64_t> expected = {input.size(0), transposed ? weight.size(1) * groups : weight.size(0)};
+  for (std::size_t i = 0; i < p.n; ++i) {
+    int64_t in = input.size(i + 2), k = weight.size(i + 2);
+    expected.push_back(transposed ? (in - 1) * p.stride[i] - 2 * p.padding[i] + (k - 1) * p.dilation[i] +
+                                        p.output_padding[i] + 1
+                                  : (in + 2 * p.padding[i] - (k - 1) * p.dilation[i] - 1) / p.stride[i] + 1);
+  }
+  TORCH_CHECK(grad_output.sizes().vec() == expected, op, ": expected grad_output of size ", ListString(expected),
+              " for input ", DescribeTensor(input), " and weight ", DescribeTensor(weight), ", but got ",
+              DescribeTensor(grad_output));
+  TORCH_CHECK(grad_output.scalar_type() == input.scalar_type(), op, ": grad_output type (",
+              grad_output.scalar_type(), ") and input type (", input.scalar_type(), ") should be the same");
+  Value dy = GetXlaTensor(grad_output, op)->GetIrValue();
+  Value x = GetXlaTensor(input, op)->GetIrValue();
+  Value w = GetXlaTensor(weight, op)->GetIrValue();
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    Value gi = Checked(op, [&] {
+      if (!p.transposed) return InputGrad(dy, w, Spatial(x), p);
+      Value g = ir::Convolution(dy, w, p.stride, p.padding, p.padding, Ones(p.n), p.dilation, p.groups, 1);
+      return CropTo(g, Spatial(x));
+    });
+    grad_input = AtenFromIr(gi, device);
+  }
+  if (output_mask[1]) {
+    Value gw = Checked(op, [&] {
+      return p.transposed ? WeightGrad(dy, x, Spatial(w), p) : WeightGrad(x, dy, Spatial(w), p);
+    });
+    grad_weight = AtenFromIr(gw, device);
+  }
+  if (output_mask[2]) {
+    ElementType type = dy.shape().type;
+    Value gb = Checked(op, [&] {
+      Value acc = ir::Convert(dy, AccumulationType(type));
+      return ir::Convert(ir::Reduce(ir::ReduceKind::kSum, acc, NonFeatureDims(p.n)), type);
+    });
+    grad_bias = AtenFromIr(gb, device);
+  }
+  return {grad_input, grad_weight, grad_bias};
+}
+
+}  // namespace torch_xla

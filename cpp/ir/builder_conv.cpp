@@ -1,0 +1,72 @@
+// The convolution constructor and its shape rule (see ir/builder.h).
+#include <stdexcept>
+#include <string>
+
+#include "ir/builder.h"
+
+namespace torch_xla::ir {
+namespace {
+
+const OpKind kConvolution = OpKind::Get("stablehlo.convolution");
+
+[[noreturn]] void Fail(const std::string& what) { throw std::invalid_argument("convolution: " + what); }
+
+}  // namespace
+
+Value Convolution(const Value& lhs, const Value& rhs, const std::vector<int64_t>& window_strides,
+                  const std::vector<int64_t>& padding_low, const std::vector<int64_t>& padding_high,
+                  const std::vector<int64_t>& lhs_dilation, const std::vector<int64_t>& rhs_dilation,
+                  int64_t feature_group_count, int64_t batch_group_count) {
+  const Shape& a = lhs.shape();
+  const Shape& b = rhs.shape();
+  const std::string shapes = "input " + a.ToString() + ", kernel " + b.ToString();
+  if (a.rank() < 3 || a.rank() > 5 || a.rank() != b.rank())
+    Fail("expected input and kernel of equal rank 3 to 5, got " + shapes);
+  if (a.type != b.type) Fail("input and kernel element types differ: " + shapes);
+  const std::size_t n = static_cast<std::size_t>(a.rank() - 2);
+  for (const auto* list : {&window_strides, &padding_low, &padding_high, &lhs_dilation, &rhs_dilation})
+    if (list->size() != n)
+      Fail("expected " + std::to_string(n) + " values per spatial attribute, got " + DimsToString(*list) +
+           " for " + shapes);
+  for (std::size_t i = 0; i < n; ++i)
+    if (window_strides[i] < 1 || lhs_dilation[i] < 1 || rhs_dilation[i] < 1)
+      Fail("strides and dilations must be positive, got strides " + DimsToString(window_strides) +
+           ", lhs_dilation " + DimsToString(lhs_dilation) + ", rhs_dilation " + DimsToString(rhs_dilation));
+  if (feature_group_count < 1 || batch_group_count < 1 || (feature_group_count > 1 && batch_group_count > 1))
+    Fail("bad group counts: feature_group_count " + std::to_string(feature_group_count) + ", batch_group_count " +
+         std::to_string(batch_group_count));
+  const int64_t batch = a.dims[0], in_features = a.dims[1];
+  const int64_t out_features = b.dims[0], kernel_in_features = b.dims[1];
+  if (in_features != kernel_in_features * feature_group_count)
+    Fail("input features " + std::to_string(in_features) + " != kernel input features " +
+         std::to_string(kernel_in_features) + " * feature_group_count " + std::to_string(feature_group_count) +
+         " (" + shapes + ")");
+  if (out_features % feature_group_count != 0 || out_features % batch_group_count != 0)
+    Fail("kernel output features " + std::to_string(out_features) + " not divisible by the group count (" +
+         shapes + ")");
+  if (batch % batch_group_count != 0)
+    Fail("batch " + std::to_string(batch) + " not divisible by batch_group_count " +
+         std::to_string(batch_group_count) + " (" + shapes + ")");
+
+  std::vector<int64_t> dims = {batch / batch_group_count, out_features};
+  for (std::size_t i = 0; i < n; ++i) {
+    int64_t in = a.dims[i + 2], k = b.dims[i + 2];
+    int64_t dilated_in = in == 0 ? 0 : (in - 1) * lhs_dilation[i] + 1;
+    int64_t padded = dilated_in + padding_low[i] + padding_high[i];
+    int64_t window = k == 0 ? 0 : (k - 1) * rhs_dilation[i] + 1;
+    if (padded < 0 || k == 0 || padded < window)
+      Fail("window of size " + std::to_string(window) + " does not fit padded input of size " +
+           std::to_string(padded) + " in spatial dimension " + std::to_string(i) + " (" + shapes + ")");
+    dims.push_back((padded - window) / window_strides[i] + 1);
+  }
+
+  Attrs attrs;
+  attrs.ints.push_back(static_cast<int64_t>(n));
+  for (const auto* list : {&window_strides, &padding_low, &padding_high, &lhs_dilation, &rhs_dilation})
+    attrs.ints.insert(attrs.ints.end(), list->begin(), list->end());
+  attrs.ints.push_back(feature_group_count);
+  attrs.ints.push_back(batch_group_count);
+  return Value(MakeNode(kConvolution, std::vector<Value>{lhs, rhs}, Shape(a.type, std::move(dims)), std::move(attrs)));
+}
+
+}  // namespace torch_xla::ir
