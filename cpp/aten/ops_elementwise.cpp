@@ -43,6 +43,16 @@ ElementType FloatType(ElementType t) {
   return runtime::IsFloating(t) || runtime::IsComplex(t) ? t : DefaultFloatType();
 }
 
+// max/min that return NaN when either operand is NaN (PyTorch's semantics; the backend's
+// maximum/minimum may return the other operand).
+Value NanPropagating(ir::OpKind kind, const Value& a, const Value& b) {
+  Value r = ir::Binary(kind, a, b);
+  if (!runtime::IsFloating(a.shape().type)) return r;
+  Value a_nan = ir::Compare(CompareDirection::kNe, a, a);
+  Value b_nan = ir::Compare(CompareDirection::kNe, b, b);
+  return ir::Select(a_nan, a, ir::Select(b_nan, b, r));
+}
+
 at::Tensor Binary(ir::OpKind kind, const at::Tensor& self, const at::Tensor& other, const char* op) {
   Operands o = Promote(self, other, ResultType(self, other), op);
   return AtenFromIr(ir::Binary(kind, o.a, o.b), o.device);
@@ -150,12 +160,14 @@ at::Tensor XLANativeFunctions::div(const at::Tensor& self, const at::Tensor& oth
 
 at::Tensor XLANativeFunctions::maximum(const at::Tensor& self, const at::Tensor& other) {
   XLA_COUNT("maximum");
-  return Binary(ir::op::kMaximum, self, other, "maximum");
+  Operands o = Promote(self, other, ResultType(self, other), "maximum");
+  return AtenFromIr(NanPropagating(ir::op::kMaximum, o.a, o.b), o.device);
 }
 
 at::Tensor XLANativeFunctions::minimum(const at::Tensor& self, const at::Tensor& other) {
   XLA_COUNT("minimum");
-  return Binary(ir::op::kMinimum, self, other, "minimum");
+  Operands o = Promote(self, other, ResultType(self, other), "minimum");
+  return AtenFromIr(NanPropagating(ir::op::kMinimum, o.a, o.b), o.device);
 }
 
 at::Tensor XLANativeFunctions::pow(const at::Tensor& self, const at::Scalar& exponent) {
@@ -241,7 +253,7 @@ at::Tensor XLANativeFunctions::relu(const at::Tensor& self) {
   TORCH_CHECK(self.scalar_type() != at::kBool, "relu: Boolean inputs not supported");
   XlaTensorPtr x = GetXlaTensor(self, "relu");
   Value v = x->GetIrValue();
-  return AtenFromIr(ir::Binary(ir::op::kMaximum, v, ScalarLike(0, v)), x->device());
+  return AtenFromIr(NanPropagating(ir::op::kMaximum, v, ScalarLike(0, v)), x->device());
 }
 
 at::Tensor XLANativeFunctions::threshold_backward(const at::Tensor& grad_output, const at::Tensor& self,
@@ -274,8 +286,8 @@ at::Tensor XLANativeFunctions::clamp(const at::Tensor& self, const std::optional
   XlaTensorPtr x = GetXlaTensor(self, "clamp");
   ElementType type = x->shape().type;
   Value v = x->GetIrValue();
-  if (min) v = ir::Binary(ir::op::kMaximum, v, ir::Broadcast(IrScalar(*min, type), v.shape().dims));
-  if (max) v = ir::Binary(ir::op::kMinimum, v, ir::Broadcast(IrScalar(*max, type), v.shape().dims));
+  if (min) v = NanPropagating(ir::op::kMaximum, v, ir::Broadcast(IrScalar(*min, type), v.shape().dims));
+  if (max) v = NanPropagating(ir::op::kMinimum, v, ir::Broadcast(IrScalar(*max, type), v.shape().dims));
   return AtenFromIr(v, x->device());
 }
 

@@ -17,7 +17,11 @@ std::vector<int64_t> ReducedDims(at::OptionalIntArrayRef dim, int64_t rank, cons
     for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
     return dims;
   }
-  for (int64_t d : *dim) dims.push_back(WrapDim(d, rank, op));
+  for (int64_t d : *dim) {
+    int64_t w = WrapDim(d, rank, op);
+    // A 0-dim tensor accepts dim 0 / -1 (as PyTorch does) and has nothing to reduce.
+    if (rank > 0) dims.push_back(w);
+  }
   return dims;
 }
 

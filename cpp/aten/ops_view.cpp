@@ -218,6 +218,34 @@ at::Tensor XLANativeFunctions::slice_scatter(const at::Tensor& self, const at::T
   return AtenFromIr(Checked("slice_scatter", [&] { return ScatterSlice(base.v, s.v, d, st, step); }), base.device);
 }
 
+at::Tensor XLANativeFunctions::slice_backward(const at::Tensor& grad_output, at::IntArrayRef input_sizes, int64_t dim,
+                                              int64_t start, int64_t end, int64_t step) {
+  XLA_COUNT("slice_backward");
+  // PyTorch's own kernel writes into a view of zeros, which cannot work below
+  // functionalization; scatter the gradient into zeros instead.
+  Input g = Get(grad_output, "slice_backward");
+  int64_t d = WrapDim(dim, static_cast<int64_t>(input_sizes.size()), "slice_backward");
+  int64_t s, e;
+  NormalizeSlice(input_sizes[d], start, end, &s, &e);
+  Value zeros = ir::Constant(0, ir::Shape(g.v.shape().type, Vec(input_sizes)));
+  return AtenFromIr(Checked("slice_backward", [&] { return ScatterSlice(zeros, g.v, d, s, step); }), g.device);
+}
+
+at::Tensor XLANativeFunctions::select_backward(const at::Tensor& grad_output, at::IntArrayRef input_sizes, int64_t dim,
+                                               int64_t index) {
+  XLA_COUNT("select_backward");
+  Input g = Get(grad_output, "select_backward");
+  int64_t d = WrapDim(dim, static_cast<int64_t>(input_sizes.size()), "select_backward");
+  if (index < 0) index += input_sizes[d];
+  std::vector<int64_t> expanded = Vec(input_sizes);
+  expanded[d] = 1;
+  Value zeros = ir::Constant(0, ir::Shape(g.v.shape().type, Vec(input_sizes)));
+  return AtenFromIr(Checked("select_backward", [&] {
+                      return ScatterSlice(zeros, ir::Reshape(g.v, expanded), d, index, 1);
+                    }),
+                    g.device);
+}
+
 at::Tensor XLANativeFunctions::select_scatter(const at::Tensor& self, const at::Tensor& src, int64_t dim, int64_t index) {
   XLA_COUNT("select_scatter");
   Input base = Get(self, "select_scatter");
