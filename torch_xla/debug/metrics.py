@@ -50,6 +50,13 @@ def metrics_report():
   return _xlac()._xla_metrics_report()
 
 
+def _format_ns(ns):
+  for unit, scale in (('s', 1e9), ('ms', 1e6), ('us', 1e3)):
+    if ns >= scale:
+      return f'{ns / scale:.3f}{unit}'
+  return f'{ns:.0f}ns'
+
+
 def short_metrics_report(counter_names=None, metric_names=None):
   """A short report of the key metrics and counters, as text.
 
@@ -69,8 +76,10 @@ def short_metrics_report(counter_names=None, metric_names=None):
       continue
     count, total, _ = data
     mean = total / count if count else 0.0
+    # Metrics named *Time hold nanoseconds.
+    fmt = _format_ns if name.endswith('Time') else (lambda v: f'{v:g}')
     lines += [f'Metric: {name}', f'  TotalSamples: {count}',
-              f'  Accumulator: {total:g}', f'  Mean: {mean:g}']
+              f'  Accumulator: {fmt(total)}', f'  Mean: {fmt(mean)}']
   for name in counter_names:
     value = counter_value(name)
     if value is None:
