@@ -247,3 +247,21 @@ def test_wrong_rank_and_bad_params_raise():
         F.conv_transpose2d(torch.randn(1, 3, 4, 4, device=dev), torch.randn(4, 2, 3, 3, device=dev))
     ok = F.conv1d(torch.ones(1, 1, 5, device=dev), torch.ones(1, 1, 2, device=dev))
     assert torch.allclose(ok.cpu(), torch.full((1, 1, 4), 2.0))
+
+
+def _grad_out_case(op):
+  def run():
+    x = torch.randn(2, 3, 6, 6, device=xm.xla_device(), requires_grad=True)
+    w = torch.randn(4, 3, 3, 3, device=xm.xla_device(), requires_grad=True)
+    torch.nn.functional.conv2d(x, w).sum().backward()
+    return x.grad, w.grad
+  return run
+
+
+# yaml entry -> (code using it on the device, counter without "xla::"); see op_testing.py
+COUNTER_CASES = {
+    'convolution_overrideable': (lambda: torch.nn.functional.conv2d(
+        torch.randn(1, 2, 5, 5, device=xm.xla_device()), torch.randn(3, 2, 3, 3, device=xm.xla_device())),
+                                 'convolution_overrideable'),
+    'convolution_backward_overrideable': (_grad_out_case('backward'), 'convolution_backward_overrideable'),
+}

@@ -5,11 +5,7 @@ device, then compares values, dtype and shape. Tests of lowered ops also check t
 counters: xla::<op> must grow and no aten::<op> (CPU fallback) counter may appear.
 """
 
-import contextlib
 import math
-import os
-import re
-import warnings
 
 import pytest
 import torch
@@ -17,98 +13,8 @@ import torch
 import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
-
-DEV = xm.xla_device()
-
-F32 = dict(rtol=1.3e-6 * 4, atol=1e-5)
-BF16 = dict(rtol=1.6e-2, atol=1e-2)
-EXACT = dict(rtol=0, atol=0)
-
-
-def tol(dtype):
-  if dtype == torch.bfloat16:
-    return BF16
-  if dtype in (torch.float32, torch.float64):
-    return F32
-  return EXACT
-
-
-def make(shape, dtype, kind='any', seed=0):
-  """A deterministic CPU tensor: kind 'any' (signed), 'pos' (> 0), 'nonzero'."""
-  g = torch.Generator().manual_seed(seed)
-  if dtype == torch.bool:
-    return torch.randint(0, 2, shape, generator=g).bool()
-  if dtype.is_floating_point:
-    t = torch.randn(shape, generator=g)
-    if kind == 'pos':
-      t = t.abs() + 0.1
-    elif kind == 'nonzero':
-      t = torch.where(t.abs() < 0.1, torch.full_like(t, 0.5), t)
-    return t.to(dtype)
-  lo = 1 if kind == 'pos' else -5
-  t = torch.randint(lo, 6, shape, generator=g)
-  if kind == 'nonzero':
-    t = torch.where(t == 0, torch.full_like(t, 3), t)
-  return t.to(dtype)
-
-
-def to_dev(x):
-  return x.to(DEV) if isinstance(x, torch.Tensor) else x
-
-
-def assert_same(actual, expected, rtol=None, atol=None):
-  """actual (XLA) equals expected (CPU) in device, dtype, shape and value."""
-  if isinstance(expected, (tuple, list)):
-    assert len(actual) == len(expected)
-    for a, e in zip(actual, expected):
-      assert_same(a, e, rtol, atol)
-    return
-  assert isinstance(actual, torch.Tensor)
-  assert actual.device.type == 'xla', actual.device
-  assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
-  assert actual.shape == expected.shape, (actual.shape, expected.shape)
-  t = tol(expected.dtype)
-  rtol = t['rtol'] if rtol is None else rtol
-  atol = t['atol'] if atol is None else atol
-  torch.testing.assert_close(actual.cpu(), expected, rtol=rtol, atol=atol, equal_nan=True)
-
-
-def fallbacks():
-  return sorted(n for n in met.counter_names() if n.startswith('aten::'))
-
-
-def counter(name):
-  return met.counter_value(name) or 0
-
-
-@contextlib.contextmanager
-def lowered(*ops, allow=()):
-  """Checks that the body bumped xla::<op> for each op and ran no CPU fallback."""
-  met.clear_counters()
-  yield
-  for op in ops:
-    assert counter('xla::' + op) > 0, f'xla::{op} not counted; counters: {met.counter_names()}'
-  bad = [n for n in fallbacks() if n not in {'aten::' + a for a in allow}]
-  assert not bad, f'CPU fallbacks: {bad}'
-
-
-def check(fn, *inputs, ops=(), rtol=None, atol=None, allow=(), any_fallback=False):
-  """fn(*inputs) on the CPU vs fn(*inputs moved to the device)."""
-  expected = fn(*inputs)
-  dev_inputs = [to_dev(x) for x in inputs]
-  if any_fallback:
-    actual = fn(*dev_inputs)
-  else:
-    with lowered(*ops, allow=allow):
-      actual = fn(*dev_inputs)
-  assert_same(actual, expected, rtol, atol)
-  return actual
-
-
-FLOATS = [torch.float32, torch.bfloat16]
-INTS = [torch.int32, torch.int64]
-ALL = FLOATS + INTS
-ids = lambda d: str(d).replace('torch.', '')
+from op_testing import (ALL, BF16, DEV, EXACT, F32, FLOATS, INTS, assert_same, check, counter, fallbacks, ids,
+                        lowered, make, to_dev, tol)
 
 # ----------------------------------------------------------------- unary ops
 
@@ -1076,32 +982,15 @@ def test_rng_state_per_device():
   assert isinstance(xm.get_rng_state(), int)
 
 
-# ------------------------------------------------ coverage of the yaml entries
-
-
-def _yaml_entries():
-  path = os.path.join(os.path.dirname(__file__), '..', 'cpp', 'aten', 'xla_native_functions.yaml')
-  entries, in_supported = [], False
-  with open(path) as f:
-    for line in f:
-      if re.match(r'^supported:', line):
-        in_supported = True
-        continue
-      if in_supported and not line.startswith('#'):
-        m = re.match(r'^- (\S+)', line)
-        if m:
-          entries.append(m.group(1))
-        elif re.match(r'^\S', line):
-          break
-  return entries
+# ------------------------------------------------ counter cases of the entries above
 
 
 def _x():
   return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
 
 
-# yaml entry -> (code using it on the device, counter without "xla::")
-LOWERED = {
+# yaml entry -> (code using it on the device, counter without "xla::"); see op_testing.py
+COUNTER_CASES = {
     'empty.memory_format': (lambda: torch.empty(2, 3, device=DEV), 'empty'),
     'empty_strided': (lambda: torch.empty_strided((2, 3), (3, 1), device=DEV), 'empty_strided'),
     '_to_copy': (lambda: _x().to(torch.bfloat16), '_to_copy'),
@@ -1156,30 +1045,22 @@ LOWERED = {
 }
 for _n in ['neg', 'abs', 'exp', 'log', 'sqrt', 'rsqrt', 'tanh', 'sigmoid', 'sin', 'cos', 'floor', 'ceil', 'relu',
            'logical_not']:
-  LOWERED[_n] = ((lambda n: lambda: getattr(torch, n)(_x()))(_n), _n)
-LOWERED['bitwise_not'] = (lambda: ~(_x() > 1), 'bitwise_not')
+  COUNTER_CASES[_n] = ((lambda n: lambda: getattr(torch, n)(_x()))(_n), _n)
+COUNTER_CASES['bitwise_not'] = (lambda: ~(_x() > 1), 'bitwise_not')
 for _n in ['eq', 'ne', 'lt', 'le', 'gt', 'ge']:
-  LOWERED[_n + '.Tensor'] = ((lambda n: lambda: getattr(torch, n)(_x(), _x()[0]))(_n), _n)
-  LOWERED[_n + '.Scalar'] = ((lambda n: lambda: getattr(torch, n)(_x(), 1.0))(_n), _n)
+  COUNTER_CASES[_n + '.Tensor'] = ((lambda n: lambda: getattr(torch, n)(_x(), _x()[0]))(_n), _n)
+  COUNTER_CASES[_n + '.Scalar'] = ((lambda n: lambda: getattr(torch, n)(_x(), 1.0))(_n), _n)
 for _n in ['logical_and', 'logical_or', 'logical_xor']:
-  LOWERED[_n] = ((lambda n: lambda: getattr(torch, n)(_x() > 1, _x()))(_n), _n)
+  COUNTER_CASES[_n] = ((lambda n: lambda: getattr(torch, n)(_x() > 1, _x()))(_n), _n)
 
 
-def test_every_yaml_entry_has_a_counter_case():
-  entries = _yaml_entries()
-  assert len(entries) > 50
-  stale = sorted(set(LOWERED) - set(entries))
-  assert not stale, f'cases for entries no longer in the yaml: {stale}'
-  missing = [e for e in entries if e not in LOWERED]
-  if missing:  # ops added by others since: worth a case here
-    warnings.warn(f'yaml entries without a counter case in test_ops.py: {missing}')
+def _grad_of(fn):
+  def run():
+    x = make((3, 4), torch.float32, seed=5).to(DEV).requires_grad_()
+    fn(x).sum().backward()
+    return x.grad
+  return run
 
 
-@pytest.mark.parametrize('entry', sorted(LOWERED))
-def test_lowered_op_counter(entry):
-  fn, name = LOWERED[entry]
-  with lowered(name):
-    r = fn()
-    if isinstance(r, torch.Tensor):
-      r.cpu()
-  assert not fallbacks()
+COUNTER_CASES['slice_backward'] = (_grad_of(lambda x: x[:, 1:3]), 'slice_backward')
+COUNTER_CASES['select_backward'] = (_grad_of(lambda x: x[1]), 'select_backward')

@@ -1,0 +1,108 @@
+"""Shared helpers of the op tests: deterministic inputs, comparison of a device result
+with the eager CPU result, and the counter checks (xla::<op> grew, no aten::<op> CPU
+fallback ran).
+
+Every test file with lowered ops defines COUNTER_CASES: yaml entry -> (code that uses
+the entry on the device, counter name without "xla::"); test_op_coverage.py checks that
+every entry of cpp/aten/xla_native_functions.yaml has a case.
+"""
+
+import contextlib
+
+import torch
+
+import torch_xla
+import torch_xla.core.xla_model as xm
+import torch_xla.debug.metrics as met
+
+DEV = xm.xla_device()
+
+F32 = dict(rtol=1.3e-6 * 4, atol=1e-5)
+BF16 = dict(rtol=1.6e-2, atol=1e-2)
+EXACT = dict(rtol=0, atol=0)
+
+
+def tol(dtype):
+  if dtype == torch.bfloat16:
+    return BF16
+  if dtype in (torch.float32, torch.float64):
+    return F32
+  return EXACT
+
+
+def make(shape, dtype, kind='any', seed=0):
+  """A deterministic CPU tensor: kind 'any' (signed), 'pos' (> 0), 'nonzero'."""
+  g = torch.Generator().manual_seed(seed)
+  if dtype == torch.bool:
+    return torch.randint(0, 2, shape, generator=g).bool()
+  if dtype.is_floating_point:
+    t = torch.randn(shape, generator=g)
+    if kind == 'pos':
+      t = t.abs() + 0.1
+    elif kind == 'nonzero':
+      t = torch.where(t.abs() < 0.1, torch.full_like(t, 0.5), t)
+    return t.to(dtype)
+  lo = 1 if kind == 'pos' else -5
+  t = torch.randint(lo, 6, shape, generator=g)
+  if kind == 'nonzero':
+    t = torch.where(t == 0, torch.full_like(t, 3), t)
+  return t.to(dtype)
+
+
+def to_dev(x):
+  return x.to(DEV) if isinstance(x, torch.Tensor) else x
+
+
+def assert_same(actual, expected, rtol=None, atol=None):
+  """actual (XLA) equals expected (CPU) in device, dtype, shape and value."""
+  if isinstance(expected, (tuple, list)):
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+      assert_same(a, e, rtol, atol)
+    return
+  assert isinstance(actual, torch.Tensor)
+  assert actual.device.type == 'xla', actual.device
+  assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+  assert actual.shape == expected.shape, (actual.shape, expected.shape)
+  t = tol(expected.dtype)
+  rtol = t['rtol'] if rtol is None else rtol
+  atol = t['atol'] if atol is None else atol
+  torch.testing.assert_close(actual.cpu(), expected, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def fallbacks():
+  return sorted(n for n in met.counter_names() if n.startswith('aten::'))
+
+
+def counter(name):
+  return met.counter_value(name) or 0
+
+
+@contextlib.contextmanager
+def lowered(*ops, allow=()):
+  """Checks that the body bumped xla::<op> for each op and ran no CPU fallback."""
+  met.clear_counters()
+  yield
+  for op in ops:
+    assert counter('xla::' + op) > 0, f'xla::{op} not counted; counters: {met.counter_names()}'
+  bad = [n for n in fallbacks() if n not in {'aten::' + a for a in allow}]
+  assert not bad, f'CPU fallbacks: {bad}'
+
+
+def check(fn, *inputs, ops=(), rtol=None, atol=None, allow=(), any_fallback=False):
+  """fn(*inputs) on the CPU vs fn(*inputs moved to the device)."""
+  expected = fn(*inputs)
+  dev_inputs = [to_dev(x) for x in inputs]
+  if any_fallback:
+    actual = fn(*dev_inputs)
+  else:
+    with lowered(*ops, allow=allow):
+      actual = fn(*dev_inputs)
+  assert_same(actual, expected, rtol, atol)
+  return actual
+
+
+FLOATS = [torch.float32, torch.bfloat16]
+INTS = [torch.int32, torch.int64]
+ALL = FLOATS + INTS
+ids = lambda d: str(d).replace('torch.', '')
