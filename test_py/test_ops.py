@@ -1003,6 +1003,7 @@ COUNTER_CASES = {
     'fill.Tensor': (lambda: _x().fill_(torch.tensor(2.0, device=DEV)), 'fill'),
     'zero': (lambda: _x().zero_(), 'zero'),
     'arange.start_out': (lambda: torch.arange(1, 5, device=DEV), 'arange'),
+    '_local_scalar_dense': (lambda: _x().sum().item(), '_local_scalar_dense'),
     'uniform': (lambda: _x().uniform_(), 'uniform'),
     'normal_functional': (lambda: _x().normal_(), 'normal'),
     'add.Tensor': (lambda: _x() + _x(), 'add'),
@@ -1064,3 +1065,17 @@ def _grad_of(fn):
 
 COUNTER_CASES['slice_backward'] = (_grad_of(lambda x: x[:, 1:3]), 'slice_backward')
 COUNTER_CASES['select_backward'] = (_grad_of(lambda x: x[1]), 'select_backward')
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.bfloat16, torch.int32, torch.int64, torch.bool], ids=ids)
+def test_item(dtype):
+  x = make((2, 3), dtype, seed=3)
+  with lowered('_local_scalar_dense'):
+    got = x.to(DEV)[1, 2].item()
+  assert type(got) is type(x[1, 2].item())
+  assert got == x[1, 2].item()
+
+
+def test_item_of_many_elements_raises():
+  with pytest.raises(RuntimeError, match='elements cannot be converted to Scalar'):
+    torch.ones(2, device=DEV).item()

@@ -183,3 +183,15 @@ at::Tensor& XLANativeFunctions::arange_out(const at::Scalar& start, const at::Sc
 }
 
 }  // namespace torch_xla
+
+namespace torch_xla {
+
+// tensor.item(): runs the tensor's graph and reads the one element back.
+at::Scalar XLANativeFunctions::_local_scalar_dense(const at::Tensor& self) {
+  XLA_COUNT("_local_scalar_dense");
+  TORCH_CHECK(self.numel() == 1, "_local_scalar_dense: a Tensor with ", self.numel(),
+              " elements cannot be converted to Scalar");
+  return ToCpuTensor(GetXlaTensor(self, "item")).item();
+}
+
+}  // namespace torch_xla
