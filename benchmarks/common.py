@@ -29,3 +29,38 @@ def report(rows):
 
 def _fmt(v):
   return '{:.3f}'.format(v) if isinstance(v, float) else str(v)
+
+
+def measure_training(make_step, device, steps, sync, wait):
+  """Times a training step on `device`.
+
+  make_step(device) builds the model and returns step(), which runs one training
+  step. sync() ends a step (xm.mark_step on the XLA device); wait() waits for the
+  device to finish. Returns (first step seconds, compile included; median seconds
+  of a step that waits for its own result; seconds per step when steps run back to
+  back and only the last one is waited for, so tracing overlaps execution).
+  """
+  step = make_step(device)
+  start = time.perf_counter()
+  step()
+  sync()
+  wait()
+  first = time.perf_counter() - start
+  for _ in range(2):  # the graphs of the next steps may differ once (e.g. optimizer state)
+    step()
+    sync()
+  wait()
+  samples = []
+  for _ in range(steps):
+    start = time.perf_counter()
+    step()
+    sync()
+    wait()
+    samples.append(time.perf_counter() - start)
+  start = time.perf_counter()
+  for _ in range(steps):
+    step()
+    sync()
+  wait()
+  pipelined = (time.perf_counter() - start) / steps
+  return first, statistics.median(samples), pipelined

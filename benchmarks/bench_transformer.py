@@ -1,0 +1,63 @@
+"""Step time of a 2-layer transformer encoder language model (d_model 256, 4 heads,
+feed-forward 1024, sequence 128, batch 16, AdamW, cross-entropy with label smoothing)
+on the XLA device against eager PyTorch on the CPU, in the same run.
+
+  python benchmarks/bench_transformer.py [--steps 10]
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(1, here)
+sys.path.insert(1, os.path.join(here, '..', 'examples'))
+import torch_xla  # noqa: E402
+import torch_xla.core.xla_model as xm  # noqa: E402
+import torch_xla.debug.metrics as met  # noqa: E402
+from common import measure_training, report  # noqa: E402
+from transformer_model import TransformerLM, lm_loss  # noqa: E402
+
+
+def make_step(batch, seq, vocab):
+
+  def build(device):
+    torch.manual_seed(0)
+    model = TransformerLM(vocab=vocab).train().to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    tokens = torch.randint(0, vocab, (batch, seq + 1))
+
+    def step():
+      data = tokens.to(device)
+      opt.zero_grad()
+      loss = lm_loss(model(data[:, :-1]), data[:, 1:])
+      loss.backward()
+      opt.step()
+
+    return step
+
+  return build
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument('--steps', type=int, default=10)
+  parser.add_argument('--batch', type=int, default=16)
+  parser.add_argument('--seq', type=int, default=128)
+  parser.add_argument('--vocab', type=int, default=1000)
+  args = parser.parse_args()
+  torch.set_num_threads(os.cpu_count())
+  build = make_step(args.batch, args.seq, args.vocab)
+  _, eager, _ = measure_training(build, 'cpu', args.steps, lambda: None, lambda: None)
+  first, xla, pipelined = measure_training(build, xm.xla_device(), args.steps, xm.mark_step, xm.wait_device_ops)
+  fallbacks = [n for n in met.counter_names() if n.startswith('aten::')]
+  report([{'bench': 'transformer', 'batch': args.batch, 'seq': args.seq, 'eager_ms': eager * 1e3,
+           'xla_ms': xla * 1e3, 'ratio': xla / eager, 'xla_pipelined_ms': pipelined * 1e3,
+           'pipelined_ratio': pipelined / eager, 'xla_first_step_s': first, 'cpu_fallback_ops': len(fallbacks)}])
+  if fallbacks:
+    print('ops run through the CPU fallback:', ', '.join(fallbacks))
+
+
+if __name__ == '__main__':
+  main()
