@@ -1,7 +1,9 @@
 #include "exec/graph_executor.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -23,8 +25,10 @@ struct PostOrderGraph {
   std::vector<const Node*> nodes;        // every node, operands before users
   std::vector<const Node*> parameters;   // leaves in parameter order (device data deduplicated)
   std::unordered_map<const Node*, int> parameter_of;  // leaf -> parameter index
+  std::vector<int> leaf_nodes;           // per parameter: graph nodes holding its buffer
   std::vector<Value> roots;              // distinct root values
-  hash_t hash = 0;                       // structure plus parameter aliasing
+  std::vector<int> aliased_output;       // per parameter: root whose result reuses its buffer, or -1
+  hash_t hash = 0;                       // structure, shared parameters and output aliasing
 };
 
 PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
@@ -51,24 +55,57 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
       g.nodes.push_back(done);
       if (done->leaf_kind() == ir::LeafKind::kDeviceData) {
         auto [it, inserted] = buffer_parameter.emplace(done->buffer().get(), static_cast<int>(g.parameters.size()));
-        if (inserted) g.parameters.push_back(done);
+        if (inserted) {
+          g.parameters.push_back(done);
+          g.leaf_nodes.push_back(0);
+        }
+        ++g.leaf_nodes[it->second];
         g.parameter_of[done] = it->second;
         h = ir::HashCombine(h, static_cast<hash_t>(it->second));
       } else if (done->leaf_kind() == ir::LeafKind::kScalar) {
         g.parameter_of[done] = static_cast<int>(g.parameters.size());
         g.parameters.push_back(done);
+        g.leaf_nodes.push_back(1);
         h = ir::HashCombine(h, static_cast<hash_t>(g.parameters.size()) << 1);
       }
     }
   }
   g.hash = h;
+  g.aliased_output.assign(g.parameters.size(), -1);
   return g;
+}
+
+// Chooses the device-data parameters whose buffers the execution may overwrite: those
+// referenced by nothing but this graph's own leaf nodes (no tensor holds them, so once
+// the synced tensors take their new buffers nobody can read them again). Each is paired
+// with a result of the same shape, which XLA then writes in place: a training step
+// updates its parameters and optimizer state without allocating new buffers. Only
+// valid when the sync takes every pending tensor of the device, so no IR outside this
+// graph can still reference the leaves. Returns the donated parameter indices.
+std::vector<int64_t> AssignDonations(PostOrderGraph& g) {
+  std::vector<int64_t> donated;
+  std::vector<bool> taken(g.roots.size(), false);
+  for (std::size_t i = 0; i < g.parameters.size(); ++i) {
+    const Node* p = g.parameters[i];
+    if (p->leaf_kind() != ir::LeafKind::kDeviceData) continue;
+    if (p->buffer().use_count() != g.leaf_nodes[i]) continue;
+    for (std::size_t r = 0; r < g.roots.size(); ++r) {
+      if (taken[r] || !(g.roots[r].shape() == p->shape())) continue;
+      taken[r] = true;
+      g.aliased_output[i] = static_cast<int>(r);
+      donated.push_back(static_cast<int64_t>(i));
+      g.hash = ir::HashCombine(g.hash, (static_cast<hash_t>(i) << 32) | r);
+      break;
+    }
+  }
+  return donated;
 }
 
 std::string Lower(const PostOrderGraph& g) {
   lowering::LoweringContext ctx;
   std::vector<lowering::Ssa> params(g.parameters.size());
-  for (std::size_t i = 0; i < g.parameters.size(); ++i) params[i] = ctx.AddParameter(g.parameters[i]->shape());
+  for (std::size_t i = 0; i < g.parameters.size(); ++i)
+    params[i] = ctx.AddParameter(g.parameters[i]->shape(), g.aliased_output[i]);
   std::vector<lowering::Ssa> operands;
   for (const Node* node : g.nodes) {
     if (node->leaf_kind() != ir::LeafKind::kNone) {
@@ -86,6 +123,15 @@ std::string Lower(const PostOrderGraph& g) {
   std::vector<lowering::Ssa> results;
   for (const Value& r : g.roots) results.push_back(ctx.Lookup(r));
   return ctx.Finish(results, 1);
+}
+
+// XLA_DONATE_BUFFERS=0 turns buffer donation off (for debugging).
+bool DonationEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("XLA_DONATE_BUFFERS");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return enabled;
 }
 
 struct ComputationCache {
@@ -144,12 +190,15 @@ runtime::BufferPtr UploadScalar(const Node* node, int device) {
 }
 
 // Compiles (or finds) and runs the graph of `tensors`, all pending on `device`.
-void RunGraph(int device, const std::vector<XlaTensorPtr>& tensors) {
+// `all_pending`: the tensors are every pending tensor of the device (buffers may be donated).
+void RunGraph(int device, const std::vector<XlaTensorPtr>& tensors, bool all_pending) {
   if (tensors.empty()) return;
   std::vector<int> root_of;
   std::vector<Value> roots = CollectRoots(tensors, &root_of);
   PostOrderGraph g = BuildGraph(roots);
   g.roots = roots;
+  std::vector<int64_t> donated;
+  if (all_pending && DonationEnabled()) donated = AssignDonations(g);
 
   runtime::Client& client = runtime::Client::Get();
   runtime::ExecutablePtr exe;
@@ -194,7 +243,11 @@ void RunGraph(int device, const std::vector<XlaTensorPtr>& tensors) {
   {
     static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
     metrics::ScopedTimer timer(execute_time);
-    outputs = client.Execute(*exe, {args}, {device});
+    outputs = client.Execute(*exe, {args}, {device}, donated);
+  }
+  if (!donated.empty()) {
+    static metrics::Counter* donations = metrics::GetCounter("DonatedBuffers");
+    donations->Add(static_cast<int64_t>(donated.size()));
   }
   for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i]->SetBuffer(outputs[0][root_of[i]]);
 }
@@ -204,7 +257,7 @@ void RunGraph(int device, const std::vector<XlaTensorPtr>& tensors) {
 void SyncDevice(int device, bool wait) {
   {
     std::lock_guard<std::mutex> lock(DeviceMutex(device));
-    RunGraph(device, PendingTensors(device));
+    RunGraph(device, PendingTensors(device), /*all_pending=*/true);
   }
   if (wait) runtime::Client::Get().WaitAll();
 }
@@ -223,7 +276,7 @@ void SyncTensors(const std::vector<XlaTensorPtr>& tensors) {
     // Another thread may have synced some of them meanwhile.
     list.erase(std::remove_if(list.begin(), list.end(), [](const XlaTensorPtr& t) { return !t->is_pending(); }),
                list.end());
-    RunGraph(device, list);
+    RunGraph(device, list, /*all_pending=*/false);
   }
 }
 

@@ -115,9 +115,10 @@ Ssa LoweringContext::NewValue(const Shape& shape) {
   return Ssa{static_cast<int>(types_.size() - 1)};
 }
 
-Ssa LoweringContext::AddParameter(const Shape& shape) {
+Ssa LoweringContext::AddParameter(const Shape& shape, int aliased_output) {
   Ssa v = NewValue(shape);
   parameters_.push_back(v);
+  parameter_aliases_.push_back(aliased_output);
   return v;
 }
 
@@ -212,6 +213,8 @@ std::string LoweringContext::Finish(const std::vector<Ssa>& results, int num_rep
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     if (i) m += ", ";
     m += Name(parameters_[i]) + ": " + types_[parameters_[i].id].ToMlir();
+    // XLA's MLIR import turns this into the module's input/output alias config.
+    if (parameter_aliases_[i] >= 0) m += " {tf.aliasing_output = " + std::to_string(parameter_aliases_[i]) + " : i32}";
   }
   m += ") -> (";
   std::vector<Shape> result_types;

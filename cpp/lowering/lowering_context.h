@@ -25,8 +25,9 @@ class LoweringContext {
  public:
   LoweringContext() = default;
 
-  // Declares the next function argument.
-  Ssa AddParameter(const Shape& shape);
+  // Declares the next function argument. `aliased_output` >= 0 lets the result of that
+  // index reuse the argument's buffer (the caller donates the argument at execution).
+  Ssa AddParameter(const Shape& shape, int aliased_output = -1);
   // Appends `%r = "op"(operands) {attrs} : (operand types) -> result type`.
   Ssa Emit(std::string_view op, const std::vector<Ssa>& operands, const Shape& result,
            std::string_view attrs = {});
@@ -61,6 +62,7 @@ class LoweringContext {
   std::vector<Shape> types_;
   std::vector<std::string> names_;  // "%7", or "%g5#1" for a result of a multi-result op
   std::vector<Ssa> parameters_;
+  std::vector<int> parameter_aliases_;  // aliased output per parameter, or -1
   std::string body_;
   int region_counter_ = 0;
   struct ValueKey {
