@@ -1,34 +1,31 @@
 #include "tensor/xla_tensor.h"
 
 #include <atomic>
-#include <map>
-#include <unordered_map>
 
 namespace torch_xla {
 namespace {
 
-// Pending tensors by device, keyed by id so iteration follows creation order.
+// Pending tensors of each device in an intrusive doubly-linked list, appended at
+// registration, so iteration follows the order tensors became pending and
+// registering costs no allocation (it happens for almost every traced op).
+struct PendingList {
+  XlaTensor* head = nullptr;
+  XlaTensor* tail = nullptr;
+};
+
 struct PendingRegistry {
   std::mutex mu;
-  std::unordered_map<int, std::map<uint64_t, std::weak_ptr<XlaTensor>>> by_device;
+  std::vector<PendingList> by_device;
+
+  PendingList& List(int device) {
+    if (device >= static_cast<int>(by_device.size())) by_device.resize(device + 1);
+    return by_device[device];
+  }
 };
 
 PendingRegistry& Registry() {
   static PendingRegistry* registry = new PendingRegistry();
   return *registry;
-}
-
-void Register(const XlaTensorPtr& tensor) {
-  PendingRegistry& r = Registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.by_device[tensor->device()][tensor->id()] = tensor;
-}
-
-void Unregister(int device, uint64_t id) {
-  PendingRegistry& r = Registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.by_device.find(device);
-  if (it != r.by_device.end()) it->second.erase(id);
 }
 
 uint64_t NextId() {
@@ -40,8 +37,32 @@ uint64_t NextId() {
 
 XlaTensor::XlaTensor(int device, ir::Shape shape) : device_(device), shape_(std::move(shape)), id_(NextId()) {}
 
-XlaTensor::~XlaTensor() {
-  if (ir_) Unregister(device_, id_);
+XlaTensor::~XlaTensor() { Unregister(); }
+
+void XlaTensor::Register() {
+  PendingRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (linked_) return;
+  linked_ = true;
+  PendingList& list = r.List(device_);
+  pending_prev_ = list.tail;
+  pending_next_ = nullptr;
+  if (list.tail) list.tail->pending_next_ = this;
+  else list.head = this;
+  list.tail = this;
+}
+
+void XlaTensor::Unregister() {
+  PendingRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!linked_) return;
+  linked_ = false;
+  PendingList& list = r.List(device_);
+  if (pending_prev_) pending_prev_->pending_next_ = pending_next_;
+  else list.head = pending_next_;
+  if (pending_next_) pending_next_->pending_prev_ = pending_prev_;
+  else list.tail = pending_prev_;
+  pending_prev_ = pending_next_ = nullptr;
 }
 
 XlaTensorPtr XlaTensor::FromBuffer(runtime::BufferPtr buffer) {
@@ -88,7 +109,7 @@ void XlaTensor::SetBuffer(runtime::BufferPtr buffer) {
     buffer_ = std::move(buffer);
     data_leaf_ = ir::Value();
   }
-  if (was_pending) Unregister(device_, id_);
+  if (was_pending) Unregister();
 }
 
 void XlaTensor::SetIr(ir::Value value) {
@@ -107,17 +128,19 @@ void XlaTensor::SetIr(ir::Value value) {
     buffer_.reset();
     data_leaf_ = ir::Value();
   }
-  if (!was_pending) Register(shared_from_this());
+  if (!was_pending) Register();
 }
 
 std::vector<XlaTensorPtr> PendingTensors(int device) {
   PendingRegistry& r = Registry();
   std::vector<XlaTensorPtr> out;
   std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.by_device.find(device);
-  if (it == r.by_device.end()) return out;
-  for (auto& [id, weak] : it->second)
-    if (XlaTensorPtr t = weak.lock()) out.push_back(std::move(t));
+  if (device >= static_cast<int>(r.by_device.size())) return out;
+  for (XlaTensor* t = r.by_device[device].head; t != nullptr; t = t->pending_next_) {
+    // A tensor whose last reference is going away is still linked until its
+    // destructor unlinks it (under this mutex); lock() returns null for it.
+    if (XlaTensorPtr p = t->weak_from_this().lock()) out.push_back(std::move(p));
+  }
   return out;
 }
 
@@ -125,8 +148,8 @@ std::vector<int> DevicesWithPendingTensors() {
   PendingRegistry& r = Registry();
   std::vector<int> out;
   std::lock_guard<std::mutex> lock(r.mu);
-  for (auto& [device, tensors] : r.by_device)
-    if (!tensors.empty()) out.push_back(device);
+  for (std::size_t device = 0; device < r.by_device.size(); ++device)
+    if (r.by_device[device].head) out.push_back(static_cast<int>(device));
   return out;
 }
 

@@ -38,7 +38,11 @@ class XlaTensor : public std::enable_shared_from_this<XlaTensor> {
   void SetIr(ir::Value value);
 
  private:
+  friend std::vector<XlaTensorPtr> PendingTensors(int device);
   XlaTensor(int device, ir::Shape shape);
+  // Links / unlinks the tensor in its device's list of pending tensors.
+  void Register();
+  void Unregister();
 
   const int device_;
   const ir::Shape shape_;
@@ -47,6 +51,9 @@ class XlaTensor : public std::enable_shared_from_this<XlaTensor> {
   ir::Value ir_;                   // pending computation
   runtime::BufferPtr buffer_;      // materialized data
   mutable ir::Value data_leaf_;    // cached device-data leaf of buffer_
+  XlaTensor* pending_prev_ = nullptr;  // links in the pending list (guarded by its mutex)
+  XlaTensor* pending_next_ = nullptr;
+  bool linked_ = false;
 };
 
 // The tensors of a device that have pending IR, in creation order.
