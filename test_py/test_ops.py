@@ -985,6 +985,14 @@ def test_rng_state_per_device():
 # ------------------------------------------------ counter cases of the entries above
 
 
+def _view_below_functionalization(x, size):
+  """aten::view as a composite kernel calls it: on the unwrapped XLA tensor."""
+  inner = torch._from_functional_tensor(x)
+  with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Functionalize)):
+    out = inner.view(size)
+  return torch._to_functional_tensor(out)
+
+
 def _x():
   return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
 
@@ -1029,6 +1037,7 @@ COUNTER_CASES = {
     'addmm': (lambda: torch.addmm(_x()[0], _x().t(), _x()), 'addmm'),
     'view_copy': (lambda: _x().view(6), 'view_copy'),
     '_unsafe_view': (lambda: torch.ops.aten._unsafe_view(_x(), [6]), '_unsafe_view'),
+    'view': (lambda: _view_below_functionalization(_x(), [3, 2]), 'view'),
     'permute_copy': (lambda: _x().permute(1, 0), 'permute_copy'),
     'transpose_copy.int': (lambda: _x().transpose(0, 1), 'transpose_copy'),
     't_copy': (lambda: _x().t(), 't_copy'),
@@ -1079,3 +1088,16 @@ def test_item(dtype):
 def test_item_of_many_elements_raises():
   with pytest.raises(RuntimeError, match='elements cannot be converted to Scalar'):
     torch.ones(2, device=DEV).item()
+
+
+def test_view_below_functionalization_reshapes():
+  x = make((2, 6), torch.float32, seed=4)
+  with lowered('view'):
+    got = _view_below_functionalization(x.to(DEV), [4, 3])
+  assert_same(got, x.view(4, 3))
+
+
+def test_embedding_forward_runs_lowered():
+  weight = make((10, 4), torch.float32, seed=6)
+  idx = torch.tensor([[1, 3], [9, 0]])
+  check(lambda w, i: torch.nn.functional.embedding(i, w), weight, idx, ops=['view'], allow=('index_select',))

@@ -67,6 +67,18 @@ at::Tensor XLANativeFunctions::view_copy(const at::Tensor& self, at::IntArrayRef
   return AtenFromIr(Checked("view", [&] { return ir::Reshape(in.v, dims); }), in.device);
 }
 
+// `view` reaches the XLA kernel only with functionalization excluded: from inside
+// composite kernels that build a fresh result and reshape it (embedding, for one).
+// Users' views go through functionalization to view_copy. XLA tensors have no shared
+// storage, so the result is a reshaped value, not an alias; the CPU fallback could not
+// alias device data either.
+at::Tensor XLANativeFunctions::view(const at::Tensor& self, at::IntArrayRef size) {
+  XLA_COUNT("view");
+  Input in = Get(self, "view");
+  std::vector<int64_t> dims = at::infer_size(size, in.v.shape().numel());
+  return AtenFromIr(Checked("view", [&] { return ir::Reshape(in.v, dims); }), in.device);
+}
+
 at::Tensor XLANativeFunctions::_unsafe_view(const at::Tensor& self, at::IntArrayRef size) {
   XLA_COUNT("_unsafe_view");
   return view_copy(self, size);
