@@ -39,6 +39,11 @@ XlaTensor::XlaTensor(int device, ir::Shape shape) : device_(device), shape_(std:
 
 XlaTensor::~XlaTensor() { Unregister(); }
 
+// make_shared needs a public constructor; one allocation holds tensor and refcount.
+struct XlaTensor::Constructible : XlaTensor {
+  Constructible(int device, ir::Shape shape) : XlaTensor(device, std::move(shape)) {}
+};
+
 void XlaTensor::Register() {
   PendingRegistry& r = Registry();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -67,13 +72,13 @@ void XlaTensor::Unregister() {
 
 XlaTensorPtr XlaTensor::FromBuffer(runtime::BufferPtr buffer) {
   ir::Shape shape(buffer->type(), buffer->dims());
-  XlaTensorPtr t(new XlaTensor(buffer->device(), std::move(shape)));
+  XlaTensorPtr t = std::make_shared<Constructible>(buffer->device(), std::move(shape));
   t->buffer_ = std::move(buffer);
   return t;
 }
 
 XlaTensorPtr XlaTensor::FromIr(ir::Value value, int device) {
-  XlaTensorPtr t(new XlaTensor(device, value.shape()));
+  XlaTensorPtr t = std::make_shared<Constructible>(device, value.shape());
   t->SetIr(std::move(value));
   return t;
 }

@@ -38,6 +38,7 @@ class XlaTensor : public std::enable_shared_from_this<XlaTensor> {
   void SetIr(ir::Value value);
 
  private:
+  struct Constructible;
   friend std::vector<XlaTensorPtr> PendingTensors(int device);
   XlaTensor(int device, ir::Shape shape);
   // Links / unlinks the tensor in its device's list of pending tensors.
