@@ -1,0 +1,384 @@
+"""Transformer layers on the XLA device against eager CPU: layer norm, GELU, softmax,
+baddbmm / matmul / einsum, scaled_dot_product_attention, nn.MultiheadAttention, tril/triu,
+and their backward passes. Everything must run lowered (xla:: counters), never through
+the CPU fallback (aten:: counters).
+"""
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import torch_xla.core.xla_model as xm
+
+from op_testing import (BF16, DEV, F32, FLOATS, assert_same, check, counter, fallbacks, ids, lowered, make, to_dev)
+
+# Ops of the other families (embedding, indexing, log_softmax/nll_loss) that the end-to-end
+# checks may run through the CPU fallback.
+OTHER_FAMILIES = ('index_select', 'embedding_dense_backward', '_log_softmax', '_log_softmax_backward_data',
+                  'nll_loss_forward', 'nll_loss_backward', 'embedding')
+
+
+def grads(fn, inputs, seed=7):
+  """fn(*inputs) and the input grads for a fixed, non-uniform upstream gradient."""
+  leaves = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in inputs]
+  out = fn(*leaves)
+  g = make(tuple(out.shape), out.dtype, seed=seed).to(out.device)
+  out.backward(g)
+  return out, [x.grad for x in leaves if x.requires_grad]
+
+
+def check_grad(fn, *inputs, ops=(), allow=(), rtol=None, atol=None):
+  out_c, grads_c = grads(fn, inputs)
+  with lowered(*ops, allow=allow):
+    out_x, grads_x = grads(fn, [to_dev(x) for x in inputs])
+    xm.mark_step()
+  assert_same(out_x, out_c, rtol, atol)
+  for gx, gc in zip(grads_x, grads_c):
+    assert_same(gx, gc, rtol, atol)
+
+
+def tol_for(dtype, f32=None):
+  if dtype == torch.bfloat16:
+    return dict(rtol=2e-2, atol=2e-2)
+  return f32 or dict(rtol=1e-5, atol=1e-5)
+
+
+# ---- layer norm --------------------------------------------------------------
+
+@pytest.mark.parametrize('dtype', FLOATS, ids=ids)
+@pytest.mark.parametrize('affine', ['both', 'weight', 'none'])
+@pytest.mark.parametrize('shape,norm', [((4, 16), (16,)), ((2, 3, 8), (8,)), ((2, 3, 4, 5), (4, 5)),
+                                        ((6,), (6,))])
+def test_layer_norm_forward_and_stats(dtype, affine, shape, norm):
+  x = make(shape, dtype) * 3 + 1
+  w = make(norm, dtype, seed=1) if affine != 'none' else None
+  b = make(norm, dtype, seed=2) if affine == 'both' else None
+  fn = lambda x, w, b: torch.native_layer_norm(x, norm, w, b, 1e-5)
+  expected = fn(x, w, b)
+  with lowered('native_layer_norm'):
+    actual = fn(to_dev(x), to_dev(w), to_dev(b))
+  for a, e in zip(actual, expected):
+    assert_same(a, e, **tol_for(dtype))
+
+
+@pytest.mark.parametrize('dtype', FLOATS, ids=ids)
+@pytest.mark.parametrize('affine', ['both', 'weight', 'bias', 'none'])
+def test_layer_norm_backward(dtype, affine):
+  norm = (3, 8)
+  x = make((2, 5, 3, 8), dtype) * 2
+  w = make(norm, dtype, seed=1) if affine in ('both', 'weight') else None
+  b = make(norm, dtype, seed=2) if affine in ('both', 'bias') else None
+  inputs = [x] + [t for t in (w, b) if t is not None]
+
+  def fn(x, *params):
+    it = iter(params)
+    ww = next(it) if w is not None else None
+    bb = next(it) if b is not None else None
+    return F.layer_norm(x, norm, ww, bb, eps=1e-6)
+
+  check_grad(fn, *inputs, ops=('native_layer_norm', 'native_layer_norm_backward'), **tol_for(dtype, F32))
+
+
+def test_layer_norm_bf16_input_f32_params_stats_f32():
+  x = make((4, 8), torch.bfloat16)
+  w, b = make((8,), torch.float32, seed=1), make((8,), torch.float32, seed=2)
+  expected = torch.native_layer_norm(x, (8,), w, b, 1e-5)
+  with lowered('native_layer_norm'):
+    actual = torch.native_layer_norm(to_dev(x), (8,), to_dev(w), to_dev(b), 1e-5)
+  for a, e in zip(actual, expected):
+    assert_same(a, e, **tol_for(torch.bfloat16))
+
+
+def test_layer_norm_module_and_empty_batch():
+  ln = nn.LayerNorm(16)
+  with torch.no_grad():
+    ln.weight.copy_(make((16,), torch.float32, seed=3))
+    ln.bias.copy_(make((16,), torch.float32, seed=4))
+  x = make((3, 7, 16), torch.float32)
+  expected = ln(x)
+  ln_x = ln.to(DEV)
+  with lowered('native_layer_norm'):
+    assert_same(ln_x(to_dev(x)), expected, **F32)
+  empty = torch.zeros(0, 16)
+  with lowered('native_layer_norm'):
+    out = ln_x(to_dev(empty))
+  assert out.shape == (0, 16)
+
+
+def test_layer_norm_bad_input_raises():
+  x = to_dev(make((4, 6), torch.float32))
+  with pytest.raises(RuntimeError, match='native_layer_norm'):
+    torch.native_layer_norm(x, (5,), None, None, 1e-5)
+  with pytest.raises(RuntimeError, match='native_layer_norm'):
+    torch.native_layer_norm(x, (6,), to_dev(torch.ones(5)), None, 1e-5)
+  assert (x + 1).cpu().shape == (4, 6)  # the process lives on
+
+
+# ---- gelu --------------------------------------------------------------------
+
+@pytest.mark.parametrize('dtype', FLOATS, ids=ids)
+@pytest.mark.parametrize('approximate', ['none', 'tanh'])
+def test_gelu_forward_backward(dtype, approximate):
+  x = make((4, 33), dtype) * 3
+  check_grad(lambda x: F.gelu(x, approximate=approximate), x, ops=('gelu', 'gelu_backward'), **tol_for(dtype))
+
+
+def test_gelu_edge_cases():
+  check(lambda x: F.gelu(x), torch.tensor(0.7), ops=('gelu',))
+  check(lambda x: F.gelu(x), torch.zeros(0, 3), ops=('gelu',))
+  check(lambda x: F.gelu(x, approximate='tanh'), torch.tensor([-1e4, -10., 0., 10., 1e4]), ops=('gelu',))
+
+
+def test_gelu_bad_input_raises():
+  with pytest.raises(RuntimeError, match='gelu'):
+    F.gelu(to_dev(torch.ones(3)), approximate='fast')
+  with pytest.raises(RuntimeError, match='gelu'):
+    torch.ops.aten.gelu(to_dev(torch.ones(3, dtype=torch.int64)))
+  with pytest.raises(RuntimeError, match='gelu_backward'):
+    torch.ops.aten.gelu_backward(to_dev(torch.ones(3)), to_dev(torch.ones(4)))
+
+
+# ---- softmax -----------------------------------------------------------------
+
+@pytest.mark.parametrize('dtype', FLOATS, ids=ids)
+@pytest.mark.parametrize('dim', [0, 1, -1])
+def test_softmax_forward_backward(dtype, dim):
+  x = make((5, 6, 7), dtype) * 4
+  check_grad(lambda x: F.softmax(x, dim=dim), x, ops=('_softmax', '_softmax_backward_data'), **tol_for(dtype))
+
+
+def test_softmax_is_stable_and_edge_cases():
+  x = torch.tensor([[1000., 1001., 1002.], [-1000., -1000., float('-inf')]])
+  check(lambda x: F.softmax(x, -1), x, ops=('_softmax',))
+  check(lambda x: F.softmax(x, 0), torch.tensor(3.0), ops=('_softmax',))
+  check(lambda x: F.softmax(x, -1), torch.zeros(0, 4), ops=('_softmax',))
+  # dtype= converts first (an f32 softmax of a bf16 input).
+  check(lambda x: F.softmax(x, -1, dtype=torch.float32), make((3, 5), torch.bfloat16), ops=('_softmax',),
+        allow=())
+
+
+def test_safe_softmax_masked_rows_give_zeros():
+  x = make((3, 4), torch.float32)
+  x[1] = float('-inf')
+  check(lambda x: torch.ops.aten._safe_softmax(x, -1), x, ops=('_safe_softmax',))
+  check(lambda x: torch.ops.aten._safe_softmax(x, -1, dtype=torch.float32), make((3, 4), torch.bfloat16),
+        ops=('_safe_softmax',))
+
+
+def test_softmax_bad_input_raises():
+  with pytest.raises(RuntimeError, match='_softmax'):
+    torch.ops.aten._softmax(to_dev(torch.ones(3, 4)), 2, False)
+  with pytest.raises(RuntimeError, match='_softmax'):
+    torch.ops.aten._softmax(to_dev(torch.ones(3, 4)), 1, True)
+  with pytest.raises(RuntimeError, match='_softmax_backward_data'):
+    torch.ops.aten._softmax_backward_data(to_dev(torch.ones(3, 4)), to_dev(torch.ones(3, 5)), 1, torch.float32)
+
+
+# ---- baddbmm, matmul, einsum -------------------------------------------------
+
+@pytest.mark.parametrize('dtype', FLOATS + [torch.int64], ids=ids)
+@pytest.mark.parametrize('beta,alpha', [(1, 1), (0.5, 2), (0, 1.5)])
+def test_baddbmm(dtype, beta, alpha):
+  if not dtype.is_floating_point:
+    beta, alpha = int(beta), int(max(alpha, 1))
+  s = make((3, 4, 5), dtype, seed=1)
+  a, b = make((3, 4, 6), dtype, seed=2), make((3, 6, 5), dtype, seed=3)
+  check(lambda s, a, b: torch.baddbmm(s, a, b, beta=beta, alpha=alpha), s, a, b, ops=('baddbmm',),
+        **tol_for(dtype, F32))
+
+
+def test_baddbmm_broadcast_self_and_beta0_ignores_nan():
+  a, b = make((2, 3, 4), torch.float32, seed=2), make((2, 4, 5), torch.float32, seed=3)
+  check(lambda s, a, b: torch.baddbmm(s, a, b), make((5,), torch.float32), a, b, ops=('baddbmm',))
+  nan = torch.full((2, 3, 5), float('nan'))
+  check(lambda s, a, b: torch.baddbmm(s, a, b, beta=0), nan, a, b, ops=('baddbmm',))
+
+
+def test_baddbmm_backward():
+  s = make((2, 3, 5), torch.float32, seed=1)
+  a, b = make((2, 3, 4), torch.float32, seed=2), make((2, 4, 5), torch.float32, seed=3)
+  check_grad(lambda s, a, b: torch.baddbmm(s, a, b, beta=0.5, alpha=2), s, a, b, ops=('baddbmm', 'bmm'))
+
+
+def test_baddbmm_bad_input_raises():
+  with pytest.raises(RuntimeError, match='baddbmm'):
+    torch.baddbmm(to_dev(torch.ones(2, 3, 5)), to_dev(torch.ones(2, 3, 4)), to_dev(torch.ones(2, 3, 5)))
+  with pytest.raises(RuntimeError, match='baddbmm'):
+    torch.baddbmm(to_dev(torch.ones(2, 3, 7)), to_dev(torch.ones(2, 3, 4)), to_dev(torch.ones(2, 4, 5)))
+
+
+@pytest.mark.parametrize('sa,sb', [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)),
+                                   ((2, 4, 3, 8), (2, 4, 8, 5)), ((4,), (4, 5)), ((2, 3, 4), (4,)),
+                                   ((1, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2))])
+def test_matmul_forms_lowered(sa, sb):
+  a, b = make(sa, torch.float32, seed=1), make(sb, torch.float32, seed=2)
+  check_grad(torch.matmul, a, b)
+
+
+@pytest.mark.parametrize('eq,sa,sb', [('bij,bjk->bik', (2, 3, 4), (2, 4, 5)), ('bhqd,bhkd->bhqk', (2, 3, 4, 8), (2, 3, 5, 8)),
+                                      ('ij,jk->ik', (3, 4), (4, 5)), ('bi,bi->b', (3, 4), (3, 4)),
+                                      ('ij->ji', (3, 4), None), ('i,j->ij', (3,), (4,))])
+def test_einsum_forms_lowered(eq, sa, sb):
+  inputs = [make(sa, torch.float32, seed=1)] + ([make(sb, torch.float32, seed=2)] if sb else [])
+  check_grad(lambda *t: torch.einsum(eq, *t), *inputs)
+
+
+# ---- tril / triu -------------------------------------------------------------
+
+@pytest.mark.parametrize('dtype', FLOATS + [torch.int64, torch.bool], ids=ids)
+@pytest.mark.parametrize('diagonal', [0, 1, -2, 10])
+def test_tril_triu(dtype, diagonal):
+  x = make((2, 4, 6), dtype)
+  check(lambda x: torch.tril(x, diagonal), x, ops=('tril',))
+  check(lambda x: torch.triu(x, diagonal), x, ops=('triu',))
+
+
+def test_tril_backward_and_bad_input():
+  check_grad(lambda x: torch.tril(x, -1) * 2, make((5, 5), torch.float32), ops=('tril',))
+  with pytest.raises(RuntimeError, match='tril'):
+    torch.tril(to_dev(torch.ones(3)))
+
+
+# ---- scaled_dot_product_attention --------------------------------------------
+
+def sdpa_inputs(dtype=torch.float32, b=2, h=3, l=5, s=6, e=8, ev=4):
+  return (make((b, h, l, e), dtype, seed=1), make((b, h, s, e), dtype, seed=2), make((b, h, s, ev), dtype, seed=3))
+
+
+SDPA_OPS = ('_safe_softmax', '_softmax_backward_data', 'bmm')
+
+
+@pytest.mark.parametrize('dtype', FLOATS, ids=ids)
+def test_sdpa_plain(dtype):
+  check_grad(F.scaled_dot_product_attention, *sdpa_inputs(dtype), **tol_for(dtype, dict(rtol=1e-5, atol=1e-5)))
+  with lowered(*SDPA_OPS):
+    q, k, v = (to_dev(t).requires_grad_() for t in sdpa_inputs(dtype))
+    F.scaled_dot_product_attention(q, k, v).sum().backward()
+    xm.mark_step()
+
+
+@pytest.mark.parametrize('scale', [None, 0.3])
+def test_sdpa_float_mask_and_scale(scale):
+  q, k, v = sdpa_inputs()
+  mask = make((5, 6), torch.float32, seed=4)
+  check_grad(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.device), scale=scale),
+             q, k, v)
+
+
+def test_sdpa_bool_mask_with_fully_masked_row():
+  q, k, v = sdpa_inputs()
+  mask = make((2, 1, 5, 6), torch.bool, seed=5)
+  mask[0, 0, 2] = False  # a row with nothing to attend to gives zeros
+  check_grad(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.device)), q, k, v)
+
+
+def test_sdpa_causal():
+  q, k, v = sdpa_inputs(s=5)
+  check_grad(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v, ops=('tril',))
+
+
+def test_sdpa_dropout_p0_matches_and_dropout_statistics():
+  q, k, v = sdpa_inputs()
+  check_grad(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, dropout_p=0.0), q, k, v)
+  # With dropout, v = identity-like ones: the output is the kept attention mass, 1 in expectation.
+  b, h, l, s = 4, 4, 64, 64
+  q = torch.zeros(b, h, l, 8, device=DEV)
+  k = torch.zeros(b, h, s, 8, device=DEV)
+  v = torch.ones(b, h, s, 1, device=DEV)
+  with lowered('bernoulli'):
+    out = F.scaled_dot_product_attention(q, k, v, dropout_p=0.25).cpu()
+  # Each output is (kept count / s) / 0.75; mean 1, std sqrt(0.25 / 0.75 / s).
+  assert abs(out.mean().item() - 1) < 0.02
+  assert abs(out.std().item() - math.sqrt(0.25 / 0.75 / s)) < 0.02
+
+
+def test_sdpa_bad_input_raises():
+  q, k, v = (to_dev(t) for t in sdpa_inputs())
+  with pytest.raises(RuntimeError):
+    F.scaled_dot_product_attention(q, k[:, :, :, :5], v)
+  assert (q + 1).cpu().shape == q.shape
+
+
+# ---- nn.MultiheadAttention and the encoder layer ------------------------------
+
+def _copy_module(m):
+  import copy
+  return copy.deepcopy(m).to(DEV)
+
+
+@pytest.mark.parametrize('train', [True, False])
+def test_multihead_attention_paths_lowered(train):
+  torch.manual_seed(0)
+  mha = nn.MultiheadAttention(32, 4, batch_first=True, dropout=0.0)
+  mha.train(train)
+  x = make((2, 7, 32), torch.float32)
+  mask = torch.triu(torch.full((7, 7), float('-inf')), 1)
+  fn = lambda m, x: m(x, x, x, attn_mask=mask.to(x.device), need_weights=False)[0]
+  expected = fn(mha, x)
+  mx = _copy_module(mha)
+  with lowered():
+    actual = fn(mx, to_dev(x))
+    xm.mark_step()
+  assert_same(actual, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_encoder_layer_eval_no_fallback():
+  torch.manual_seed(0)
+  layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.1, activation='gelu', batch_first=True).eval()
+  x = make((2, 7, 32), torch.float32)
+  with torch.no_grad():
+    expected = layer(x)
+    lx = _copy_module(layer)
+    with lowered('native_layer_norm', 'gelu'):
+      actual = lx(to_dev(x))
+      xm.mark_step()
+  assert_same(actual, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_encoder_layer_train_backward_no_fallback():
+  torch.manual_seed(0)
+  layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, activation='gelu', batch_first=True)
+  x = make((2, 7, 32), torch.float32)
+  out_c = layer(x)
+  out_c.square().mean().backward()
+  lx = _copy_module(layer)
+  lx.zero_grad()
+  with lowered('native_layer_norm', 'native_layer_norm_backward', 'gelu', 'gelu_backward', '_safe_softmax',
+               '_softmax_backward_data'):
+    out_x = lx(to_dev(x))
+    out_x.square().mean().backward()
+    xm.mark_step()
+  assert_same(out_x, out_c, rtol=1e-4, atol=1e-5)
+  for (name, pc), px in zip(layer.named_parameters(), lx.parameters()):
+    assert_same(px.grad, pc.grad, rtol=1e-3, atol=1e-5), name
+
+
+# ---- counter cases -----------------------------------------------------------
+
+def _x(shape=(3, 4), seed=0):
+  return make(shape, torch.float32, seed=seed).to(DEV)
+
+
+def _grad_case(fn, shape=(3, 4)):
+  def run():
+    x = _x(shape).requires_grad_()
+    fn(x).sum().backward()
+    return x.grad
+  return run
+
+
+COUNTER_CASES = {
+    'native_layer_norm': (lambda: F.layer_norm(_x(), (4,)), 'native_layer_norm'),
+    'native_layer_norm_backward': (_grad_case(lambda x: F.layer_norm(x, (4,)) * _x(seed=1)),
+                                   'native_layer_norm_backward'),
+    'gelu': (lambda: F.gelu(_x()), 'gelu'),
+    'gelu_backward': (_grad_case(F.gelu), 'gelu_backward'),
+    '_softmax': (lambda: F.softmax(_x(), -1), '_softmax'),
+    '_softmax_backward_data': (_grad_case(lambda x: F.softmax(x, -1) * _x(seed=1)), '_softmax_backward_data'),
+    '_safe_softmax': (lambda: torch.ops.aten._safe_softmax(_x(), -1), '_safe_softmax'),
+    'baddbmm': (lambda: torch.baddbmm(_x((2, 3, 3)), _x((2, 3, 4)), _x((2, 4, 3))), 'baddbmm'),
+    'tril': (lambda: torch.tril(_x()), 'tril'),
+    'triu': (lambda: torch.triu(_x()), 'triu'),
+}
