@@ -211,10 +211,33 @@ def test_baddbmm_bad_input_raises():
 
 @pytest.mark.parametrize('sa,sb', [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)),
                                    ((2, 4, 3, 8), (2, 4, 8, 5)), ((4,), (4, 5)), ((2, 3, 4), (4,)),
-                                   ((1, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2))])
+                                   ((1, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2)),
+                                   ((4,), (4,)), ((3, 4), (4,))])
 def test_matmul_forms_lowered(sa, sb):
   a, b = make(sa, torch.float32, seed=1), make(sb, torch.float32, seed=2)
   check_grad(torch.matmul, a, b)
+
+
+@pytest.mark.parametrize('dtype', FLOATS + [torch.int64], ids=ids)
+def test_addmv_and_dot(dtype):
+  s, m, v = make((3,), dtype, seed=1), make((3, 4), dtype, seed=2), make((4,), dtype, seed=3)
+  beta, alpha = (0.5, 2.0) if dtype.is_floating_point else (2, 3)
+  check(lambda s, m, v: torch.addmv(s, m, v, beta=beta, alpha=alpha), s, m, v, ops=('addmv',), **tol_for(dtype, F32))
+  check(lambda s, m, v: torch.addmv(s, m, v), make((1,), dtype), m, v, ops=('addmv',), **tol_for(dtype, F32))
+  check(lambda m, v: torch.mv(m, v), m, v, ops=('addmv',), **tol_for(dtype, F32))
+  check(lambda a, b: torch.dot(a, b), v, make((4,), dtype, seed=4), ops=('dot',), **tol_for(dtype, F32))
+  if dtype.is_floating_point:
+    nan = torch.full((3,), float('nan'), dtype=dtype)
+    check(lambda s, m, v: torch.addmv(s, m, v, beta=0), nan, m, v, ops=('addmv',), **tol_for(dtype, F32))
+
+
+def test_addmv_dot_bad_input_raises():
+  with pytest.raises(RuntimeError, match='addmv'):
+    torch.addmv(to_dev(torch.ones(3)), to_dev(torch.ones(3, 4)), to_dev(torch.ones(5)))
+  with pytest.raises(RuntimeError, match='dot'):
+    torch.dot(to_dev(torch.ones(3)), to_dev(torch.ones(4)))
+  with pytest.raises(RuntimeError, match='dot'):
+    torch.dot(to_dev(torch.ones(3)), to_dev(torch.ones(3, dtype=torch.int64)))
 
 
 @pytest.mark.parametrize('eq,sa,sb', [('bij,bjk->bik', (2, 3, 4), (2, 4, 5)), ('bhqd,bhkd->bhqk', (2, 3, 4, 8), (2, 3, 5, 8)),
@@ -379,6 +402,8 @@ COUNTER_CASES = {
     '_softmax_backward_data': (_grad_case(lambda x: F.softmax(x, -1) * _x(seed=1)), '_softmax_backward_data'),
     '_safe_softmax': (lambda: torch.ops.aten._safe_softmax(_x(), -1), '_safe_softmax'),
     'baddbmm': (lambda: torch.baddbmm(_x((2, 3, 3)), _x((2, 3, 4)), _x((2, 4, 3))), 'baddbmm'),
+    'addmv': (lambda: torch.mv(_x(), _x((4,))), 'addmv'),
+    'dot': (lambda: torch.dot(_x((4,)), _x((4,), seed=1)), 'dot'),
     'tril': (lambda: torch.tril(_x()), 'tril'),
     'triu': (lambda: torch.triu(_x()), 'triu'),
 }

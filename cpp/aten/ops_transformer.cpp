@@ -366,6 +366,49 @@ at::Tensor XLANativeFunctions::baddbmm(const at::Tensor& self, const at::Tensor&
   return AtenFromIr(Add(bias, product), device);
 }
 
+// ---- matrix-vector products (matmul with a 1-D operand) ----------------------
+
+at::Tensor XLANativeFunctions::addmv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                                     const at::Scalar& beta, const at::Scalar& alpha) {
+  XLA_COUNT("addmv");
+  const char* op = "addmv";
+  TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1 && mat.size(1) == vec.size(0), op,
+              ": vector + matrix @ vector expected, got mat ", DescribeTensor(mat), " and vec ", DescribeTensor(vec));
+  TORCH_CHECK(mat.scalar_type() == vec.scalar_type() && self.scalar_type() == mat.scalar_type(), op,
+              ": expected self, mat and vec to have the same dtype, but got ", self.scalar_type(), ", ",
+              mat.scalar_type(), " and ", vec.scalar_type());
+  int device = CommonDevice({&self, &mat, &vec}, op);
+  Value a = GetXlaTensor(mat, op)->GetIrValue();
+  Value v = GetXlaTensor(vec, op)->GetIrValue();
+  ElementType type = a.shape().type;
+  Value product = ir::DotGeneral(a, v, {}, {}, {1}, {0}, type);
+  const auto& dims = product.shape().dims;
+  auto is_value = [](const at::Scalar& s, double x) {
+    return s.isIntegral(true) ? s.toLong() == static_cast<int64_t>(x) : s.toDouble() == x;
+  };
+  Value bias = Checked(op, [&] { return ir::Broadcast(IrOperand(self, type, op), dims); });
+  if (!is_value(alpha, 1)) product = Mul(product, ir::Broadcast(IrScalar(alpha, type), dims));
+  // beta = 0 ignores self (mv passes an uninitialized result as self).
+  if (is_value(beta, 0)) return AtenFromIr(product, device);
+  if (!is_value(beta, 1)) bias = Mul(bias, ir::Broadcast(IrScalar(beta, type), dims));
+  return AtenFromIr(Add(bias, product), device);
+}
+
+at::Tensor XLANativeFunctions::dot(const at::Tensor& self, const at::Tensor& tensor) {
+  XLA_COUNT("dot");
+  TORCH_CHECK(self.dim() == 1 && tensor.dim() == 1, "dot: 1D tensors expected, but got ", self.dim(), "D and ",
+              tensor.dim(), "D tensors");
+  TORCH_CHECK(self.size(0) == tensor.size(0), "dot: inconsistent tensor size, expected tensor [", self.size(0),
+              "] and src [", tensor.size(0), "] to have the same number of elements, but got ", self.size(0), " and ",
+              tensor.size(0), " elements respectively");
+  TORCH_CHECK(self.scalar_type() == tensor.scalar_type(), "dot: expected both vectors to have same dtype, but found ",
+              self.scalar_type(), " and ", tensor.scalar_type());
+  int device = CommonDevice({&self, &tensor}, "dot");
+  Value a = GetXlaTensor(self, "dot")->GetIrValue();
+  Value b = GetXlaTensor(tensor, "dot")->GetIrValue();
+  return AtenFromIr(ir::DotGeneral(a, b, {}, {}, {0}, {0}, a.shape().type), device);
+}
+
 // ---- tril / triu -----------------------------------------------------------
 
 at::Tensor XLANativeFunctions::tril(const at::Tensor& self, int64_t diagonal) {
