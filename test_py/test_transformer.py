@@ -1,5 +1,5 @@
 """Transformer layers on the XLA device against eager CPU: layer norm, GELU, softmax,
-baddbmm / matmul / einsum, scaled_dot_product_attention, nn.MultiheadAttention, tril/triu,
+baddbmm / matmul / einsum, scaled_dot_product_attention, nn.MultiheadAttention
 and their backward passes. Everything must run lowered (xla:: counters), never through
 the CPU fallback (aten:: counters).
 """
@@ -16,8 +16,10 @@ from op_testing import (BF16, DEV, F32, FLOATS, assert_same, check, counter, fal
 
 # Ops of the other families (embedding, indexing, log_softmax/nll_loss) that the end-to-end
 # checks may run through the CPU fallback.
-OTHER_FAMILIES = ('index_select', 'embedding_dense_backward', '_log_softmax', '_log_softmax_backward_data',
-                  'nll_loss_forward', 'nll_loss_backward', 'embedding')
+# (view: the embedding's reshape of the fallback's result; masked_fill_: cross_entropy's
+# and the attention's padding masks.)
+OTHER_FAMILIES = ('index_select', 'view', 'embedding_dense_backward', '_log_softmax', '_log_softmax_backward_data',
+                  'nll_loss_forward', 'nll_loss_backward', 'masked_fill_', 'split_copy', 'tril')
 
 
 def grads(fn, inputs, seed=7):
@@ -248,22 +250,6 @@ def test_einsum_forms_lowered(eq, sa, sb):
   check_grad(lambda *t: torch.einsum(eq, *t), *inputs)
 
 
-# ---- tril / triu -------------------------------------------------------------
-
-@pytest.mark.parametrize('dtype', FLOATS + [torch.int64, torch.bool], ids=ids)
-@pytest.mark.parametrize('diagonal', [0, 1, -2, 10])
-def test_tril_triu(dtype, diagonal):
-  x = make((2, 4, 6), dtype)
-  check(lambda x: torch.tril(x, diagonal), x, ops=('tril',))
-  check(lambda x: torch.triu(x, diagonal), x, ops=('triu',))
-
-
-def test_tril_backward_and_bad_input():
-  check_grad(lambda x: torch.tril(x, -1) * 2, make((5, 5), torch.float32), ops=('tril',))
-  with pytest.raises(RuntimeError, match='tril'):
-    torch.tril(to_dev(torch.ones(3)))
-
-
 # ---- scaled_dot_product_attention --------------------------------------------
 
 def sdpa_inputs(dtype=torch.float32, b=2, h=3, l=5, s=6, e=8, ev=4):
@@ -299,7 +285,7 @@ def test_sdpa_bool_mask_with_fully_masked_row():
 
 def test_sdpa_causal():
   q, k, v = sdpa_inputs(s=5)
-  check_grad(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v, ops=('tril',))
+  check_grad(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v, allow=('tril',))
 
 
 def test_sdpa_dropout_p0_matches_and_dropout_statistics():
@@ -347,6 +333,22 @@ def test_multihead_attention_paths_lowered(train):
   assert_same(actual, expected, rtol=1e-4, atol=1e-5)
 
 
+def test_multihead_attention_key_padding_mask_and_weights():
+  torch.manual_seed(0)
+  mha = nn.MultiheadAttention(32, 4, batch_first=True)
+  x = make((2, 7, 32), torch.float32)
+  pad = torch.zeros(2, 7, dtype=torch.bool)
+  pad[1, 5:] = True
+  fn = lambda m, x, pad: m(x, x, x, key_padding_mask=pad)
+  expected = fn(mha, x, pad)
+  mx = _copy_module(mha)
+  with lowered('_softmax', 'baddbmm', allow=('masked_fill_',)):
+    actual = fn(mx, to_dev(x), to_dev(pad))
+    xm.mark_step()
+  assert_same(actual[0], expected[0], rtol=1e-4, atol=1e-5)
+  assert_same(actual[1], expected[1], rtol=1e-4, atol=1e-5)
+
+
 def test_encoder_layer_eval_no_fallback():
   torch.manual_seed(0)
   layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.1, activation='gelu', batch_first=True).eval()
@@ -378,6 +380,54 @@ def test_encoder_layer_train_backward_no_fallback():
     assert_same(px.grad, pc.grad, rtol=1e-3, atol=1e-5), name
 
 
+class _EncoderNet(nn.Module):
+  """The workload: an embedding, a 2-layer encoder (d_model 256, 4 heads, ff 1024, GELU) and a head."""
+
+  def __init__(self, dropout):
+    super().__init__()
+    self.emb = nn.Embedding(100, 256)
+    layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=dropout, activation='gelu', batch_first=True)
+    self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    self.head = nn.Linear(256, 10)
+
+  def forward(self, tokens):
+    return self.head(self.enc(self.emb(tokens)).mean(1))
+
+
+def _train_step(model, tokens, labels):
+  opt = torch.optim.SGD(model.parameters(), lr=0.1)
+  loss = F.cross_entropy(model(tokens), labels, label_smoothing=0.1)
+  loss.backward()
+  opt.step()
+  return loss
+
+
+def test_encoder_training_step_matches_eager():
+  torch.manual_seed(0)
+  model = _EncoderNet(dropout=0.0)
+  tokens, labels = torch.randint(0, 100, (8, 16)), torch.randint(0, 10, (8,))
+  model_x = _copy_module(model)
+  loss = _train_step(model, tokens, labels)
+  met_clear = lowered('native_layer_norm_backward', 'gelu_backward', '_safe_softmax', '_softmax_backward_data',
+                      allow=OTHER_FAMILIES)
+  with met_clear:
+    loss_x = _train_step(model_x, to_dev(tokens), to_dev(labels))
+    xm.mark_step()
+  torch.testing.assert_close(loss_x.cpu(), loss.detach(), rtol=1e-5, atol=1e-5)
+  for (name, p), px in zip(model.named_parameters(), model_x.parameters()):
+    torch.testing.assert_close(px.detach().cpu(), p.detach(), rtol=1e-4, atol=1e-5, msg=lambda m: f'{name}: {m}')
+
+
+def test_encoder_training_step_with_dropout_runs_lowered():
+  torch.manual_seed(0)
+  model_x = _EncoderNet(dropout=0.1).to(DEV)
+  tokens, labels = torch.randint(0, 100, (8, 16)), torch.randint(0, 10, (8,))
+  with lowered('bernoulli', 'native_layer_norm_backward', allow=OTHER_FAMILIES):
+    loss = _train_step(model_x, to_dev(tokens), to_dev(labels))
+    xm.mark_step()
+  assert math.isfinite(loss.item()) and abs(loss.item() - math.log(10)) < 0.5
+
+
 # ---- counter cases -----------------------------------------------------------
 
 def _x(shape=(3, 4), seed=0):
@@ -404,6 +454,4 @@ COUNTER_CASES = {
     'baddbmm': (lambda: torch.baddbmm(_x((2, 3, 3)), _x((2, 3, 4)), _x((2, 4, 3))), 'baddbmm'),
     'addmv': (lambda: torch.mv(_x(), _x((4,))), 'addmv'),
     'dot': (lambda: torch.dot(_x((4,)), _x((4,), seed=1)), 'dot'),
-    'tril': (lambda: torch.tril(_x()), 'tril'),
-    'triu': (lambda: torch.triu(_x()), 'triu'),
 }

@@ -1,5 +1,5 @@
 // Transformer-layer kernels: layer norm, GELU, softmax (plain and "safe", as the attention
-// math path uses it), baddbmm, tril/triu (causal masks) and their backward formulas.
+// math path uses it), baddbmm, addmv/dot (matmul with 1-D operands) and their backward formulas.
 // Low-precision floats (bf16, f16) compute in f32 internally and round once at the end,
 // as PyTorch's CPU kernels do.
 #include <ATen/ATen.h>
@@ -132,26 +132,6 @@ constexpr double kKappa = 0.044715;
 Value GeluTanhInner(const Value& x) {
   Value x3 = Mul(Mul(x, x), x);
   return ir::Unary(ir::op::kTanh, Mul(Const(kSqrt2OverPi, x), Add(x, Mul(Const(kKappa, x), x3))));
-}
-
-// ---- tril / triu -----------------------------------------------------------
-
-// Keeps the elements with col - row compared to `diagonal` (<= for tril, >= for triu) and
-// zeroes the others, on the last two dimensions.
-at::Tensor Triangle(const at::Tensor& self, int64_t diagonal, bool lower, const char* op) {
-  TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions, got ", DescribeTensor(self));
-  XlaTensorPtr x = GetXlaTensor(self, op);
-  Value v = x->GetIrValue();
-  const auto& dims = v.shape().dims;
-  const int64_t r = v.shape().rank();
-  ir::Shape index_shape(ElementType::kS64, {dims[r - 2], dims[r - 1]});
-  Value rows = ir::Iota(index_shape, 0);
-  Value cols = ir::Iota(index_shape, 1);
-  Value offset = Sub(cols, rows);
-  Value keep = ir::Compare(lower ? CompareDirection::kLe : CompareDirection::kGe, offset,
-                           ir::Constant(static_cast<double>(diagonal), index_shape));
-  keep = ir::Broadcast(keep, dims);
-  return AtenFromIr(ir::Select(keep, v, ir::Constant(0, v.shape())), x->device());
 }
 
 }  // namespace
@@ -407,18 +387,6 @@ at::Tensor XLANativeFunctions::dot(const at::Tensor& self, const at::Tensor& ten
   Value a = GetXlaTensor(self, "dot")->GetIrValue();
   Value b = GetXlaTensor(tensor, "dot")->GetIrValue();
   return AtenFromIr(ir::DotGeneral(a, b, {}, {}, {0}, {0}, a.shape().type), device);
-}
-
-// ---- tril / triu -----------------------------------------------------------
-
-at::Tensor XLANativeFunctions::tril(const at::Tensor& self, int64_t diagonal) {
-  XLA_COUNT("tril");
-  return Triangle(self, diagonal, true, "tril");
-}
-
-at::Tensor XLANativeFunctions::triu(const at::Tensor& self, int64_t diagonal) {
-  XLA_COUNT("triu");
-  return Triangle(self, diagonal, false, "triu");
 }
 
 }  // namespace torch_xla
