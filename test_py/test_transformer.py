@@ -178,6 +178,28 @@ def test_softmax_bad_input_raises():
     torch.ops.aten._softmax_backward_data(to_dev(torch.ones(3, 4)), to_dev(torch.ones(3, 5)), 1, torch.float32)
 
 
+def test_float64_layer_norm_gelu_softmax():
+  x = make((4, 9), torch.float64) * 3
+  w, b = make((9,), torch.float64, seed=1), make((9,), torch.float64, seed=2)
+  f64 = dict(rtol=1e-10, atol=1e-10)
+  check_grad(lambda x, w, b: F.layer_norm(x, (9,), w, b), x, w, b,
+             ops=('native_layer_norm', 'native_layer_norm_backward'), **f64)
+  check_grad(lambda x: F.gelu(x), x, ops=('gelu', 'gelu_backward'), **f64)
+  check_grad(lambda x: F.gelu(x, approximate='tanh'), x, ops=('gelu', 'gelu_backward'), **f64)
+  check_grad(lambda x: F.softmax(x, 0), x, ops=('_softmax', '_softmax_backward_data'), **f64)
+
+
+@pytest.mark.parametrize('fn', [lambda x: F.softmax(x, -1), lambda x: F.layer_norm(x, (4,)), F.gelu],
+                         ids=['softmax', 'layer_norm', 'gelu'])
+def test_integer_inputs_raise_like_eager(fn):
+  x = torch.arange(12).reshape(3, 4)
+  with pytest.raises(RuntimeError):
+    fn(x)
+  with pytest.raises(RuntimeError):
+    fn(to_dev(x))
+  assert (to_dev(x) + 1).cpu().sum().item() == 78
+
+
 # ---- baddbmm, matmul, einsum -------------------------------------------------
 
 @pytest.mark.parametrize('dtype', FLOATS + [torch.int64], ids=ids)

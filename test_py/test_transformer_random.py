@@ -139,7 +139,8 @@ def test_native_dropout_bad_input_raises():
 
 # ---- random_ / randint ---------------------------------------------------------
 
-@pytest.mark.parametrize('dtype', [torch.int64, torch.int32, torch.uint8, torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize('dtype', [torch.int64, torch.int32, torch.uint8, torch.float32, torch.bfloat16,
+                                   torch.float64], ids=str)
 def test_randint_range_dtype_and_statistics(dtype):
   with lowered('random'):
     t = torch.randint(3, 13, (200, 100), dtype=dtype, device=DEV)
@@ -160,6 +161,7 @@ def test_random_overloads():
     c = torch.empty(10000, dtype=torch.int32, device=DEV).random_().cpu()              # random_
     d = torch.empty(10000, dtype=torch.float32, device=DEV).random_().cpu()
     e = torch.empty(10000, dtype=torch.bool, device=DEV).random_().cpu()
+    h = torch.empty(10000, dtype=torch.float64, device=DEV).random_().cpu()          # [0, 2^53]
     f = torch.empty(10000, dtype=torch.int64, device=DEV).random_(-3, None).cpu()     # [from, int64 max]
     g = torch.empty(10000, dtype=torch.int64, device=DEV).random_(-2**63, None).cpu()  # the whole int64 range
   assert a.min() == 0 and a.max() == 4
@@ -167,6 +169,7 @@ def test_random_overloads():
   assert c.min() >= 0 and c.max() > 2**30
   assert d.min() >= 0 and d.max() <= 2**24 and d.max() > 2**23 and (d == d.round()).all()
   assert set(e.unique().tolist()) == {False, True}
+  assert h.min() >= 0 and h.max() <= 2**53 and h.max() > 2**52 and (h == h.round()).all()
   assert f.min() >= -3 and f.float().mean() > 2**61
   assert g.min() < -2**61 and g.max() > 2**61
   big = torch.empty(10000, dtype=torch.int64, device=DEV).random_(0, 2**40).cpu()     # 64-bit draws
