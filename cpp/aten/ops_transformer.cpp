@@ -4,6 +4,7 @@
 // as PyTorch's CPU kernels do.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -31,7 +32,10 @@ Value Div(const Value& a, const Value& b) { return ir::Binary(ir::op::kDivide, a
 // Reduces `dims` of `v` and broadcasts the result back to v's shape.
 Value ReduceBack(ReduceKind kind, const Value& v, const std::vector<int64_t>& dims) {
   Value r = ir::Reduce(kind, v, dims);
-  return ir::Broadcast(ir::Reshape(r, KeepDims(v.shape().dims, dims)), v.shape().dims);
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < v.shape().rank(); ++i)
+    if (std::find(dims.begin(), dims.end(), i) == dims.end()) kept.push_back(i);
+  return ir::BroadcastInDim(r, v.shape().dims, kept);
 }
 
 void CheckFloating(const at::Tensor& t, const char* op, const char* what) {
