@@ -371,6 +371,66 @@ def test_multihead_attention_key_padding_mask_and_weights():
   assert_same(actual[1], expected[1], rtol=1e-4, atol=1e-5)
 
 
+def _nmha_inputs(dtype=torch.float32, B=2, T=5, D=16):
+  return dict(q=make((B, T, D), dtype, seed=1), w=make((3 * D, D), dtype, seed=2) * 0.3,
+              b=make((3 * D,), dtype, seed=3), pw=make((D, D), dtype, seed=4) * 0.3, pb=make((D,), dtype, seed=5))
+
+
+def _nmha(i, k=None, v=None, mask=None, H=4, **kw):
+  k = i['q'] if k is None else k
+  v = i['q'] if v is None else v
+  return torch._native_multi_head_attention(i['q'], k, v, i['q'].shape[-1], H, i['w'], i['b'], i['pw'], i['pb'],
+                                            mask, **kw)
+
+
+def _nmha_masks(B=2, T=5, H=4):
+  m0 = torch.zeros(T, T, dtype=torch.bool)
+  m0[:, 3] = True
+  m0[1, :] = True  # a fully masked row: NaN, as on the CPU
+  m1 = torch.zeros(B, T, dtype=torch.bool)
+  m1[1, 2:] = True
+  m2 = make((B, H, T, T), torch.bool, seed=6)
+  mf = torch.zeros(T, T)
+  mf[:, 2] = -1e9  # a float mask: nonzero means masked
+  return [(None, None), (m0, 0), (m1, 1), (m2, 2), (mf, 0)]
+
+
+@pytest.mark.parametrize('dtype', FLOATS, ids=ids)
+@pytest.mark.parametrize('mask_case', range(5), ids=['none', 'src', 'padding', 'full', 'float'])
+@pytest.mark.parametrize('need_weights,average', [(True, True), (True, False), (False, True)])
+def test_native_multi_head_attention(dtype, mask_case, need_weights, average):
+  i = _nmha_inputs(dtype)
+  mask, mask_type = _nmha_masks()[mask_case]
+  kw = dict(need_weights=need_weights, average_attn_weights=average, mask_type=mask_type)
+  expected = _nmha(i, mask=mask, **kw)
+  idev = {n: to_dev(t) for n, t in i.items()}
+  with lowered('_native_multi_head_attention'):
+    actual = _nmha(idev, mask=to_dev(mask), **kw)
+    xm.mark_step()
+  assert_same(actual[0], expected[0], **tol_for(dtype, dict(rtol=1e-4, atol=1e-5)))
+  if need_weights:
+    assert_same(actual[1], expected[1], **tol_for(dtype, dict(rtol=1e-4, atol=1e-5)))
+  else:
+    assert actual[1] is None and expected[1] is None
+
+
+def test_native_multi_head_attention_separate_key_value_and_bad_input():
+  i = _nmha_inputs()
+  k, v = make((2, 5, 16), torch.float32, seed=8), make((2, 5, 16), torch.float32, seed=9)
+  expected = _nmha(i, k, v)
+  idev = {n: to_dev(t) for n, t in i.items()}
+  with lowered('_native_multi_head_attention'):
+    actual = _nmha(idev, to_dev(k), to_dev(v))
+  assert_same(actual[0], expected[0], rtol=1e-4, atol=1e-5)
+  assert_same(actual[1], expected[1], rtol=1e-4, atol=1e-5)
+  with pytest.raises(RuntimeError, match='_native_multi_head_attention'):
+    _nmha(idev, mask=to_dev(torch.zeros(5, 5, dtype=torch.bool)))  # no mask_type
+  with pytest.raises(RuntimeError, match='_native_multi_head_attention'):
+    _nmha(idev, H=3)  # 16 is not divisible by 3
+  with pytest.raises(RuntimeError, match='_native_multi_head_attention'):
+    _nmha(idev, mask=to_dev(torch.zeros(2, 5, dtype=torch.bool)), mask_type=0)
+
+
 def test_encoder_layer_eval_no_fallback():
   torch.manual_seed(0)
   layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.1, activation='gelu', batch_first=True).eval()
@@ -473,6 +533,8 @@ COUNTER_CASES = {
     '_softmax': (lambda: F.softmax(_x(), -1), '_softmax'),
     '_softmax_backward_data': (_grad_case(lambda x: F.softmax(x, -1) * _x(seed=1)), '_softmax_backward_data'),
     '_safe_softmax': (lambda: torch.ops.aten._safe_softmax(_x(), -1), '_safe_softmax'),
+    '_native_multi_head_attention': (lambda: _nmha({n: to_dev(t) for n, t in _nmha_inputs().items()})[0],
+                                     '_native_multi_head_attention'),
     'baddbmm': (lambda: torch.baddbmm(_x((2, 3, 3)), _x((2, 3, 4)), _x((2, 4, 3))), 'baddbmm'),
     'addmv': (lambda: torch.mv(_x(), _x((4,))), 'addmv'),
     'dot': (lambda: torch.dot(_x((4,)), _x((4,), seed=1)), 'dot'),
