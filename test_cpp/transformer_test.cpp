@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "xla_test_util.h"
 
 namespace torch_xla::test {
@@ -73,6 +75,31 @@ TEST_F(TransformerTest, DropoutMaskAndScale) {
   double rate = kept.to(at::kFloat).mean().item<double>();
   EXPECT_NEAR(rate, 0.75, 0.03);
   ExpectCounterChanged("xla::bernoulli");
+  ExpectNoFallback();
+}
+
+TEST_F(TransformerTest, BaddbmmMatchesEager) {
+  at::manual_seed(3);
+  at::Tensor s = at::randn({2, 3, 5}), a = at::randn({2, 3, 4}), b = at::randn({2, 4, 5});
+  ExpectClose(at::baddbmm(ToXla(s), ToXla(a), ToXla(b), 0.5, 2), at::baddbmm(s, a, b, 0.5, 2), 1e-5, 1e-5);
+  at::Tensor nan = at::full({2, 3, 5}, std::nan(""));
+  ExpectClose(at::baddbmm(ToXla(nan), ToXla(a), ToXla(b), 0, 1), at::baddbmm(nan, a, b, 0, 1), 1e-5, 1e-5);
+  ExpectCounterChanged("xla::baddbmm");
+  ExpectNoFallback();
+}
+
+TEST_F(TransformerTest, RandintRepeatsWithSeed) {
+  auto draw = [](uint64_t seed) {
+    SetRngState(seed, 0);
+    return at::randint(2, 9, {40, 40}, XlaOptions(at::kLong)).cpu();
+  };
+  at::Tensor a = draw(5), b = draw(5), c = draw(6);
+  EXPECT_TRUE(at::equal(a, b));
+  EXPECT_FALSE(at::equal(a, c));
+  EXPECT_EQ(a.scalar_type(), at::kLong);
+  EXPECT_EQ(a.min().item<int64_t>(), 2);
+  EXPECT_EQ(a.max().item<int64_t>(), 8);
+  ExpectCounterChanged("xla::random");
   ExpectNoFallback();
 }
 
