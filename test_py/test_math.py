@@ -56,6 +56,19 @@ UNARY = {
     'softplus': (lambda t: F.softplus(t * 8, beta=2, threshold=5), FL, 'any', 'softplus'),
     'logit': (lambda t: torch.logit(torch.sigmoid(t)), FL, 'any', 'logit'),
     'logit_eps': (lambda t: torch.logit(torch.sigmoid(t * 4), eps=0.1), FL, 'any', 'logit'),
+    'erfc': (lambda t: torch.erfc(t * 2), FL + INTS, 'any', 'erfc'),
+    'lgamma': (torch.lgamma, FL, 'pos', 'lgamma'),
+    'digamma': (torch.digamma, FL, 'pos', 'digamma'),
+    'sinc': (lambda t: torch.sinc(torch.where(t.abs() < 0.3, torch.zeros_like(t), t)), FL, 'any', 'sinc'),
+    'signbit': (torch.signbit, FL + INTS + [torch.uint8], 'any', 'signbit'),
+    'isposinf': (lambda t: torch.isposinf(t / 0 if t.is_floating_point() else t), FL + INTS, 'any', 'isposinf'),
+    'isneginf': (lambda t: torch.isneginf(t / 0 if t.is_floating_point() else t), FL + INTS, 'any', 'isneginf'),
+    'hardshrink': (lambda t: F.hardshrink(t, 0.6), FL, 'any', 'hardshrink'),
+    'softshrink': (lambda t: F.softshrink(t, 0.4), FL, 'any', 'softshrink'),
+    'threshold': (lambda t: F.threshold(t, 0.1, -2.0), FL + INTS, 'any', 'threshold'),
+    'logsigmoid': (lambda t: F.logsigmoid(t * 10), FL, 'any', 'log_sigmoid_forward'),
+    'glu': (lambda t: F.glu(t[:, :4]), FL, 'any', 'glu'),
+    'glu_dim0': (lambda t: F.glu(t[:2], 0), FL, 'any', 'glu'),
 }
 UNARY_CASES = [(n, d) for n, (_, ds, _, _) in UNARY.items() for d in ds]
 
@@ -114,6 +127,12 @@ BINARY = {
     'mul_div': (lambda a, b: a * b / 3, F64, 'nonzero', 'div'),
     'pow': (lambda a, b: a.abs() ** b, F64, 'any', 'pow'),
     'eq': (lambda a, b: (a > 0) == (b > 0), FL + INTS, 'any', 'eq'),
+    'copysign': (torch.copysign, FL + INTS, 'any', 'copysign'),
+    'fmax': (torch.fmax, FL + INTS, 'any', 'fmax'),
+    'fmin': (torch.fmin, FL + INTS, 'any', 'fmin'),
+    'xlogy': (lambda a, b: torch.xlogy(torch.where(a.abs() < 0.5, torch.zeros_like(a), a), b.abs()), FL, 'any', 'xlogy'),
+    'pow_scalar_base': (lambda a, b: torch.pow(2, a.abs()), FL + INTS, 'any', 'pow'),
+    'pow_scalar_base_f': (lambda a, b: torch.pow(1.5, a), FL + INTS, 'any', 'pow'),
 }
 BINARY_CASES = [(n, d) for n, (_, ds, _, _) in BINARY.items() for d in ds]
 
@@ -189,6 +208,16 @@ def test_addcmul_addcdiv_lerp(dtype):
   check(lambda a, b, c: torch.lerp(a, b, c), s, t1, w, ops=['lerp'])
 
 
+def test_nan_handling_of_new_ops():
+  a = torch.tensor([float('nan'), 1.0, float('nan'), -0.0, 0.0, -2.0])
+  b = torch.tensor([2.0, float('nan'), float('nan'), 1.0, -1.0, 0.0])
+  for fn, op in [(torch.fmax, 'fmax'), (torch.fmin, 'fmin'), (torch.copysign, 'copysign'), (torch.xlogy, 'xlogy')]:
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+      check(fn, a.to(dtype), b.to(dtype), ops=[op])
+  check(torch.signbit, a, ops=['signbit'])
+  check(lambda t: torch.copysign(torch.ones_like(t), t), a, ops=['copysign'])
+
+
 def test_addcmul_ints():
   a, b, c = (make((2, 3), torch.int64, seed=i) for i in range(3))
   check(lambda x, y, z: torch.addcmul(x, y, z, value=2), a, b, c, ops=['addcmul'])
@@ -221,6 +250,17 @@ BACKWARD = {
     'atan2': (lambda t: torch.atan2(t, t * t + 1), None),
     'hypot': (lambda t: torch.hypot(t, t + 1), None),
     'logaddexp': (lambda t: torch.logaddexp(t, t * 2), None),
+    'hardshrink': (lambda t: F.hardshrink(t, 0.5), 'hardshrink_backward'),
+    'softshrink': (lambda t: F.softshrink(t, 0.5), 'softshrink_backward'),
+    'threshold': (lambda t: F.threshold(t, 0.2, 3.0), 'threshold_backward'),
+    'glu': (lambda t: F.glu(torch.cat([t, t * t], 1)), 'glu_backward'),
+    'logsigmoid': (lambda t: F.logsigmoid(t * 5), 'log_sigmoid_backward'),
+    'xlogy': (lambda t: torch.xlogy(t, t.abs() + 0.5), None),
+    'erfc': (torch.erfc, None),
+    'lgamma': (lambda t: torch.lgamma(t.abs() + 0.5), None),
+    'copysign': (lambda t: torch.copysign(t, -t * t), None),
+    'fmax': (lambda t: torch.fmax(t, t * t), None),
+    'sinc': (torch.sinc, None),
 }
 
 
@@ -233,8 +273,10 @@ def test_backward(name, dtype):
   xc = x.clone().requires_grad_()
   fn(xc).backward(g)
   xd = x.to(DEV).requires_grad_()
-  # atan2's backward formula uses masked_fill, which the indexing family lowers.
-  allow = ['sigmoid'] if name.startswith('logit') else ['masked_fill', 'masked_fill_'] if name == 'atan2' else []
+  # The backward formulas of atan2, xlogy, copysign and fmax use masked_fill, which the
+  # indexing family lowers.
+  allow = (['sigmoid'] if name.startswith('logit') else
+           ['masked_fill', 'masked_fill_'] if name in ('atan2', 'xlogy', 'copysign', 'fmax') else [])
   with lowered(*([op] if op else []), allow=allow):
     fn(xd).backward(g.to(DEV))
     grad = xd.grad.cpu()
@@ -269,6 +311,9 @@ BAD = [
     ('hardtanh', lambda: torch.ops.aten.hardtanh(torch.ones(2, device=DEV), 2.0, 1.0)),
     ('abs', lambda: torch.abs(torch.ones(2, dtype=torch.bool, device=DEV))),
     ('round', lambda: torch.round(torch.ones(2, dtype=torch.int64, device=DEV), decimals=2)),
+    ('glu', lambda: F.glu(torch.ones(2, 3, device=DEV))),
+    ('softshrink', lambda: torch.ops.aten.softshrink(torch.ones(2, device=DEV), -1.0)),
+    ('hardshrink', lambda: F.hardshrink(torch.ones(2, dtype=torch.int64, device=DEV))),
 ]
 
 
@@ -362,4 +407,57 @@ COUNTER_CASES = {
     'hardswish_backward': (_grad(F.hardswish), 'hardswish_backward'),
     'logit': (lambda: torch.logit(_x(kind='pos') * 0.1), 'logit'),
     'logit_backward': (_grad(lambda t: torch.logit(t * 0.1), 'pos'), 'logit_backward'),
+    'erfc': (lambda: torch.erfc(_x()), 'erfc'),
+    'lgamma': (lambda: torch.lgamma(_x(kind='pos')), 'lgamma'),
+    'digamma': (lambda: torch.digamma(_x(kind='pos')), 'digamma'),
+    'sinc': (lambda: torch.sinc(_x()), 'sinc'),
+    'signbit': (lambda: torch.signbit(_x()), 'signbit'),
+    'copysign.Tensor': (lambda: torch.copysign(_x(), _x()), 'copysign'),
+    'isposinf': (lambda: torch.isposinf(_x()), 'isposinf'),
+    'isneginf': (lambda: torch.isneginf(_x()), 'isneginf'),
+    'fmax': (lambda: torch.fmax(_x(), _x()), 'fmax'),
+    'fmin': (lambda: torch.fmin(_x(), _x()), 'fmin'),
+    'pow.Scalar': (lambda: torch.pow(2, _x()), 'pow'),
+    'xlogy.Tensor': (lambda: torch.xlogy(_x(), _x(kind='pos')), 'xlogy'),
+    'threshold': (lambda: F.threshold(_x(), 0.1, 2.0), 'threshold'),
+    'hardshrink': (lambda: F.hardshrink(_x()), 'hardshrink'),
+    'hardshrink_backward': (_grad(F.hardshrink), 'hardshrink_backward'),
+    'softshrink': (lambda: F.softshrink(_x()), 'softshrink'),
+    'softshrink_backward': (_grad(F.softshrink), 'softshrink_backward'),
+    'glu': (lambda: F.glu(_x(), 0), 'glu'),
+    'glu_backward': (_grad(lambda t: F.glu(t, 0)), 'glu_backward'),
+    'log_sigmoid_forward': (lambda: F.logsigmoid(_x()), 'log_sigmoid_forward'),
+    'log_sigmoid_backward': (_grad(F.logsigmoid), 'log_sigmoid_backward'),
 }
+
+
+# float64 through the element-wise ops lowered before this family (every op that takes
+# float64 on the CPU gives float64 on the device).
+F64_EXISTING = {
+    'neg': torch.neg, 'abs': torch.abs, 'exp': torch.exp, 'log': lambda t: torch.log(t.abs() + 0.1),
+    'sqrt': lambda t: torch.sqrt(t.abs()), 'rsqrt': lambda t: torch.rsqrt(t.abs() + 0.1), 'tanh': torch.tanh,
+    'sigmoid': torch.sigmoid, 'sin': torch.sin, 'cos': torch.cos, 'floor': torch.floor, 'ceil': torch.ceil,
+    'relu': torch.relu, 'clamp': lambda t: t.clamp(-0.5, 0.5), 'where': lambda t: torch.where(t > 0, t, t * 2),
+    'sub': lambda t: t - 1.5, 'mul': lambda t: t * 3, 'div': lambda t: t / 7,
+    'div_trunc': lambda t: torch.div(t, 0.3, rounding_mode='trunc'), 'pow': lambda t: t ** 3,
+    'pow_t': lambda t: t.abs() ** t, 'minimum': lambda t: torch.minimum(t, t.flip(0)),
+    'compare': lambda t: (t > 0.5) | (t <= -0.25) & (t != 0), 'logical': lambda t: torch.logical_not(t),
+    'mixed_f32': lambda t: t + t.float(), 'int_promote': lambda t: t * torch.arange(5, device=t.device),
+}
+
+
+@pytest.mark.parametrize('name', list(F64_EXISTING))
+def test_float64_existing_ops(name):
+  x = make((4, 5), torch.float64, seed=11)
+  out = check(F64_EXISTING[name], x)
+  assert out.dtype == F64_EXISTING[name](x).dtype
+
+
+@pytest.mark.parametrize('name', ['tanh', 'sigmoid', 'relu', 'exp', 'div', 'clamp', 'where', 'pow'])
+def test_float64_existing_backward(name):
+  fn = F64_EXISTING[name]
+  x = make((4, 5), torch.float64, seed=12)
+  xc, xd = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+  for t in (xc, xd):
+    fn(t).sum().backward()
+  assert_same(xd.grad, xc.grad)

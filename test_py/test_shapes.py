@@ -242,6 +242,34 @@ def test_as_strided_overlapping_raises():
     torch.as_strided(x, (4, 4), (4, 1)).cpu()  # past the storage end
 
 
+@pytest.mark.parametrize('offset,dims', [(0, (-2, -1)), (1, (0, 2)), (-2, (2, 0)), (3, (1, -1))])
+def test_diag_embed(offset, dims):
+  check(lambda t: torch.diag_embed(t, offset, *dims), make((2, 3), torch.float32), ops=['diag_embed'])
+  check(lambda t: torch.diag(t, offset), make((4,), torch.int64), ops=['diag_embed'])
+
+
+def test_diag_embed_backward():
+  x = make((2, 3), torch.float32)
+  xc, xd = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+  for t in (xc, xd):
+    (torch.diag_embed(t, 1) * torch.arange(32.).reshape(2, 4, 4).to(t.device)).sum().backward()
+  assert_same(xd.grad, xc.grad)
+
+
+@pytest.mark.parametrize('k', [0, 1, 2, 3, -1, 5])
+@pytest.mark.parametrize('dims', [(0, 1), (1, 0), (-1, 0), (2, 1)])
+def test_rot90(k, dims):
+  check(lambda t: torch.rot90(t, k, dims), make((2, 3, 4), torch.float32), ops=['rot90'])
+
+
+@pytest.mark.parametrize('src,dst', [(torch.float32, torch.int32), (torch.int32, torch.float32),
+                                     (torch.float32, torch.int16), (torch.float32, torch.uint8),
+                                     (torch.int16, torch.float32), (torch.float64, torch.int64),
+                                     (torch.bfloat16, torch.int16), (torch.int8, torch.float32)])
+def test_view_dtype(src, dst):
+  check(lambda t: t.view(dst) * 1, make((2, 8), src), ops=['view_copy'])
+
+
 def test_narrow():
   x = make((5, 6), torch.float32)
   check(lambda t: torch.narrow_copy(t, 1, 2, 3), x, ops=['narrow_copy'])
@@ -291,6 +319,9 @@ BAD = [
     ('repeat', lambda: torch.ones(2, 3, device=DEV).repeat(2)),
     ('diagonal', lambda: torch.diagonal(torch.ones(2, 3, device=DEV), 0, 1, 1)),
     ('narrow', lambda: torch.narrow_copy(torch.ones(2, 3, device=DEV), 1, 2, 3)),
+    ('rot90', lambda: torch.rot90(torch.ones(2, 3, device=DEV), 1, (0, 0))),
+    ('view', lambda: torch.ones(2, 3, device=DEV).view(torch.float64)),
+    ('diag_embed', lambda: torch.diag_embed(torch.ones(2, 3, device=DEV), 0, 1, 1)),
     ('stack', lambda: torch.stack([torch.ones(2, device=DEV), torch.ones(3, device=DEV)])),
     ('unfold', lambda: torch.ones(2, 3, device=DEV).unfold(1, 4, 1)),
     ('diagonal_scatter', lambda: torch.diagonal_scatter(torch.ones(3, 3, device=DEV), torch.ones(2, device=DEV))),
@@ -326,6 +357,9 @@ COUNTER_CASES = {
     'eye.out': (lambda: torch.eye(3, device=DEV), 'eye'),
     'eye.m_out': (lambda: torch.eye(3, 4, device=DEV), 'eye'),
     'linspace.out': (lambda: torch.linspace(0, 1, 5, device=DEV), 'linspace'),
+    'diag_embed': (lambda: torch.diag_embed(_x()), 'diag_embed'),
+    'rot90': (lambda: torch.rot90(_x()), 'rot90'),
+    'view_copy.dtype': (lambda: _x().view(torch.int32) * 1, 'view_copy'),
     'stack': (lambda: torch.stack([_x(), _x()]), 'stack'),
     'unfold_copy': (lambda: _x().unfold(0, 2, 1), 'unfold_copy'),
     'as_strided_copy': (lambda: torch.as_strided(_x(), (2, 2), (3, 1), 1), 'as_strided_copy'),

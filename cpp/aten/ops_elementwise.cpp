@@ -1015,4 +1015,219 @@ at::Tensor XLANativeFunctions::logit_backward(const at::Tensor& grad_output, con
   return AtenFromIr(ir::Select(outside, eps ? Zeros(g) : ScalarLike(NAN, g), grad), b.device);
 }
 
+// ---- more special functions, shrinkage activations, gated units --------------------
+namespace {
+const ir::OpKind kErfc = ir::OpKind::Get("chlo.erfc");
+const ir::OpKind kLgamma = ir::OpKind::Get("chlo.lgamma");
+const ir::OpKind kDigamma = ir::OpKind::Get("chlo.digamma");
+const ir::OpKind kBitcast = ir::OpKind::Get("stablehlo.bitcast_convert");
+
+// True where the sign bit is set (also for -0.0 and negative NaNs).
+Value SignBit(const Value& v) {
+  ElementType t = v.shape().type;
+  if (t == ElementType::kPred || runtime::IsUnsigned(t))
+    return ir::Constant(0, ir::Shape(ElementType::kPred, v.shape().dims));
+  if (!IsFloatType(t)) return Cmp(CompareDirection::kLt, v, Zeros(v));
+  ElementType as_int = t == ElementType::kF64 ? ElementType::kS64
+                       : (t == ElementType::kBF16 || t == ElementType::kF16) ? ElementType::kS16
+                                                                               : ElementType::kS32;
+  Value bits = Value(ir::MakeNode(kBitcast, std::vector<Value>{v}, ir::Shape(as_int, v.shape().dims)));
+  return Cmp(CompareDirection::kLt, bits, Zeros(bits));
+}
+}  // namespace
+
+at::Tensor XLANativeFunctions::erfc(const at::Tensor& self) {
+  XLA_COUNT("erfc");
+  return FloatUnary(kErfc, self, "erfc");
+}
+
+at::Tensor XLANativeFunctions::lgamma(const at::Tensor& self) {
+  XLA_COUNT("lgamma");
+  return FloatUnary(kLgamma, self, "lgamma");
+}
+
+at::Tensor XLANativeFunctions::digamma(const at::Tensor& self) {
+  XLA_COUNT("digamma");
+  return FloatUnary(kDigamma, self, "digamma");
+}
+
+at::Tensor XLANativeFunctions::sinc(const at::Tensor& self) {
+  XLA_COUNT("sinc");
+  FloatIn in = GetFloat(self, "sinc");
+  Value px = Mul(in.v, BcastD(M_PI, in.v));
+  Value r = Div(ir::Unary(ir::op::kSin, px), px);
+  return AtenFromIr(ir::Select(Cmp(CompareDirection::kEq, in.v, Zeros(in.v)), ScalarLike(1, in.v), r), in.device);
+}
+
+at::Tensor XLANativeFunctions::signbit(const at::Tensor& self) {
+  XLA_COUNT("signbit");
+  XlaTensorPtr x = GetXlaTensor(self, "signbit");
+  return AtenFromIr(SignBit(x->GetIrValue()), x->device());
+}
+
+at::Tensor XLANativeFunctions::copysign(const at::Tensor& self, const at::Tensor& other) {
+  XLA_COUNT("copysign");
+  Operands o = Promote(self, other, FloatType(ResultType(self, other)), "copysign");
+  Value mag = ir::Unary(ir::op::kAbs, o.a);
+  return AtenFromIr(ir::Select(SignBit(o.b), ir::Unary(ir::op::kNegate, mag), mag), o.device);
+}
+
+at::Tensor XLANativeFunctions::isposinf(const at::Tensor& self) {
+  XLA_COUNT("isposinf");
+  XlaTensorPtr x = GetXlaTensor(self, "isposinf");
+  Value v = x->GetIrValue();
+  if (!IsFloatType(v.shape().type))
+    return AtenFromIr(ir::Constant(0, ir::Shape(ElementType::kPred, v.shape().dims)), x->device());
+  return AtenFromIr(Cmp(CompareDirection::kEq, v, BcastD(INFINITY, v)), x->device());
+}
+
+at::Tensor XLANativeFunctions::isneginf(const at::Tensor& self) {
+  XLA_COUNT("isneginf");
+  XlaTensorPtr x = GetXlaTensor(self, "isneginf");
+  Value v = x->GetIrValue();
+  if (!IsFloatType(v.shape().type))
+    return AtenFromIr(ir::Constant(0, ir::Shape(ElementType::kPred, v.shape().dims)), x->device());
+  return AtenFromIr(Cmp(CompareDirection::kEq, v, BcastD(-INFINITY, v)), x->device());
+}
+
+namespace {
+// fmax/fmin: NaN only where both operands are NaN.
+at::Tensor NanIgnoring(ir::OpKind kind, const at::Tensor& self, const at::Tensor& other, const char* op) {
+  ElementType type = ResultType(self, other);
+  TORCH_CHECK(!runtime::IsComplex(type), op, " not implemented for complex tensors.");
+  Operands o = Promote(self, other, type, op);
+  Value r = ir::Binary(kind, o.a, o.b);
+  if (IsFloatType(type)) r = ir::Select(IsNan(o.a), o.b, ir::Select(IsNan(o.b), o.a, r));
+  return AtenFromIr(r, o.device);
+}
+}  // namespace
+
+at::Tensor XLANativeFunctions::fmax(const at::Tensor& self, const at::Tensor& other) {
+  XLA_COUNT("fmax");
+  return NanIgnoring(ir::op::kMaximum, self, other, "fmax");
+}
+
+at::Tensor XLANativeFunctions::fmin(const at::Tensor& self, const at::Tensor& other) {
+  XLA_COUNT("fmin");
+  return NanIgnoring(ir::op::kMinimum, self, other, "fmin");
+}
+
+at::Tensor XLANativeFunctions::pow(const at::Scalar& self, const at::Tensor& exponent) {
+  XLA_COUNT("pow");
+  ElementType type = ResultType(exponent, self);
+  XlaTensorPtr x = GetXlaTensor(exponent, "pow");
+  Value e = ir::Convert(x->GetIrValue(), type);
+  return AtenFromIr(ir::Binary(ir::op::kPower, Bcast(self, e), e), x->device());
+}
+
+at::Tensor XLANativeFunctions::xlogy(const at::Tensor& self, const at::Tensor& other) {
+  XLA_COUNT("xlogy");
+  Operands o = Promote(self, other, FloatType(ResultType(self, other)), "xlogy");
+  Value r = Mul(o.a, ir::Unary(ir::op::kLog, o.b));
+  r = ir::Select(Cmp(CompareDirection::kEq, o.a, Zeros(o.a)), Zeros(r), r);
+  return AtenFromIr(ir::Select(IsNan(o.b), o.b, r), o.device);
+}
+
+at::Tensor XLANativeFunctions::threshold(const at::Tensor& self, const at::Scalar& threshold, const at::Scalar& value) {
+  XLA_COUNT("threshold");
+  CheckNotBool(self, "threshold");
+  XlaTensorPtr x = GetXlaTensor(self, "threshold");
+  Value v = x->GetIrValue();
+  return AtenFromIr(ir::Select(Cmp(CompareDirection::kLe, v, Bcast(threshold, v)), Bcast(value, v), v), x->device());
+}
+
+at::Tensor XLANativeFunctions::hardshrink(const at::Tensor& self, const at::Scalar& lambd) {
+  XLA_COUNT("hardshrink");
+  ActIn in = GetAct(self, "hardshrink");
+  Value x = in.x;
+  Value inside = And(Cmp(CompareDirection::kGe, x, Bcast(-lambd.toDouble(), x)), Cmp(CompareDirection::kLe, x, Bcast(lambd, x)));
+  return AtenFromIr(ir::Select(inside, Zeros(x), x), in.device);
+}
+
+at::Tensor XLANativeFunctions::hardshrink_backward(const at::Tensor& grad_out, const at::Tensor& self,
+                                                   const at::Scalar& lambd) {
+  XLA_COUNT("hardshrink_backward");
+  BackIn b = GetBack(grad_out, self, "hardshrink_backward");
+  Value inside = And(Cmp(CompareDirection::kGe, b.x, Bcast(-lambd.toDouble(), b.x)), Cmp(CompareDirection::kLe, b.x, Bcast(lambd, b.x)));
+  return AtenFromIr(ir::Select(inside, Zeros(b.g), b.g), b.device);
+}
+
+at::Tensor XLANativeFunctions::softshrink(const at::Tensor& self, const at::Scalar& lambd) {
+  XLA_COUNT("softshrink");
+  TORCH_CHECK(lambd.toDouble() >= 0, "softshrink: lambda must be greater or equal to 0, but found to be ", lambd.toDouble(), ".");
+  ActIn in = GetAct(self, "softshrink");
+  Value x = in.x, l = Bcast(lambd, in.x);
+  Value r = ir::Select(Cmp(CompareDirection::kGt, x, l), Sub(x, l),
+                       ir::Select(Cmp(CompareDirection::kLt, x, ir::Unary(ir::op::kNegate, l)), Add(x, l), Zeros(x)));
+  return AtenFromIr(ir::Select(IsNan(x), x, r), in.device);
+}
+
+at::Tensor XLANativeFunctions::softshrink_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                                   const at::Scalar& lambd) {
+  XLA_COUNT("softshrink_backward");
+  BackIn b = GetBack(grad_output, self, "softshrink_backward");
+  Value inside = And(Cmp(CompareDirection::kGe, b.x, Bcast(-lambd.toDouble(), b.x)), Cmp(CompareDirection::kLe, b.x, Bcast(lambd, b.x)));
+  return AtenFromIr(ir::Select(inside, Zeros(b.g), b.g), b.device);
+}
+
+namespace {
+struct Halves {
+  Value a, b;
+  int64_t dim;
+  int device;
+};
+Halves GluHalves(const at::Tensor& self, int64_t dim, const char* op) {
+  TORCH_CHECK(self.dim() > 0, "glu does not support scalars because halving size must be even");
+  CheckFloating(self, op);
+  int64_t d = WrapDim(dim, self.dim(), op);
+  int64_t n = self.size(d);
+  TORCH_CHECK(n % 2 == 0, "Halving dimension must be even, but dimension ", d, " is size ", n);
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  Value v = x->GetIrValue();
+  std::vector<int64_t> lo(v.shape().rank(), 0), hi = v.shape().dims, st(v.shape().rank(), 1);
+  hi[d] = n / 2;
+  Value a = ir::Slice(v, lo, hi, st);
+  lo[d] = n / 2;
+  hi[d] = n;
+  return Halves{a, ir::Slice(v, lo, hi, st), d, x->device()};
+}
+}  // namespace
+
+at::Tensor XLANativeFunctions::glu(const at::Tensor& self, int64_t dim) {
+  XLA_COUNT("glu");
+  Halves h = GluHalves(self, dim, "glu");
+  return AtenFromIr(Mul(h.a, Sigmoid(h.b)), h.device);
+}
+
+at::Tensor XLANativeFunctions::glu_backward(const at::Tensor& grad_output, const at::Tensor& self, int64_t dim) {
+  XLA_COUNT("glu_backward");
+  Halves h = GluHalves(self, dim, "glu_backward");
+  Value g = ir::Convert(GetXlaTensor(grad_output, "glu_backward")->GetIrValue(), h.a.shape().type);
+  TORCH_CHECK(g.shape().dims == h.a.shape().dims, "glu_backward: grad_output ", DescribeTensor(grad_output),
+              " does not match half of self ", DescribeTensor(self));
+  Value s = Sigmoid(h.b);
+  Value grad_a = Mul(g, s);
+  Value grad_b = Mul(Mul(grad_a, h.a), Sub(ScalarLike(1, s), s));
+  return AtenFromIr(ir::Concatenate({grad_a, grad_b}, h.dim), h.device);
+}
+
+std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::log_sigmoid_forward(const at::Tensor& self) {
+  XLA_COUNT("log_sigmoid_forward");
+  ActIn in = GetAct(self, "log_sigmoid");
+  Value x = in.x;
+  // min(x, 0) - log1p(exp(-|x|)), stable for large |x|.
+  Value r = Sub(ir::Binary(ir::op::kMinimum, x, Zeros(x)),
+                Log1p(Exp(ir::Unary(ir::op::kNegate, ir::Unary(ir::op::kAbs, x)))));
+  // The buffer is unused by our backward (like CUDA's, it is empty).
+  Value buffer = ir::Constant(0, ir::Shape(x.shape().type, {0}));
+  return {AtenFromIr(ir::Select(IsNan(x), x, r), in.device), AtenFromIr(buffer, in.device)};
+}
+
+at::Tensor XLANativeFunctions::log_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                                    const at::Tensor& buffer) {
+  XLA_COUNT("log_sigmoid_backward");
+  BackIn b = GetBack(grad_output, self, "log_sigmoid_backward");
+  return AtenFromIr(Mul(b.g, Sigmoid(ir::Unary(ir::op::kNegate, b.x))), b.device);
+}
+
 }  // namespace torch_xla

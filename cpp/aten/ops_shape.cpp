@@ -623,4 +623,73 @@ at::Tensor XLANativeFunctions::as_strided_scatter(const at::Tensor& self, const 
                     base.device);
 }
 
+at::Tensor XLANativeFunctions::diag_embed(const at::Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  XLA_COUNT("diag_embed");
+  int64_t rank = self.dim() + 1;
+  TORCH_CHECK(self.dim() >= 1, "diag_embed: expected a tensor with at least 1 dimension, got ", DescribeTensor(self));
+  int64_t d1 = WrapDim(dim1, rank, "diag_embed"), d2 = WrapDim(dim2, rank, "diag_embed");
+  TORCH_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  Input in = Get(self, "diag_embed");
+  std::vector<int64_t> batch(in.v.shape().dims.begin(), in.v.shape().dims.end() - 1);
+  int64_t n = in.v.shape().dims.back() + std::abs(offset);
+  std::vector<int64_t> perm, inverse;
+  DiagonalPerm(rank, d1, d2, &perm, &inverse);
+  return AtenFromIr(Checked("diag_embed", [&] {
+                      return ir::Transpose(DiagonalEmbed(in.v, batch, n, n, offset).first, inverse);
+                    }),
+                    in.device);
+}
+
+at::Tensor XLANativeFunctions::rot90(const at::Tensor& self, int64_t k, at::IntArrayRef dims) {
+  XLA_COUNT("rot90");
+  int64_t rank = self.dim();
+  TORCH_CHECK(dims.size() == 2, "expected total rotation dims == 2, but got dims = ", dims.size());
+  TORCH_CHECK(rank >= 2, "expected total dims >= 2, but got total dims = ", rank);
+  int64_t a = WrapDim(dims[0], rank, "rot90"), b = WrapDim(dims[1], rank, "rot90");
+  TORCH_CHECK(a != b, "expected rotation dims to be different, but got dim0 = ", a, " and dim1 = ", b);
+  Input in = Get(self, "rot90");
+  k = ((k % 4) + 4) % 4;
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i) perm[i] = i;
+  std::swap(perm[a], perm[b]);
+  Value v = in.v;
+  if (k == 1) v = ir::Transpose(ir::Reverse(v, {b}), perm);
+  if (k == 2) v = ir::Reverse(v, {a, b});
+  if (k == 3) v = ir::Transpose(ir::Reverse(v, {a}), perm);
+  return AtenFromIr(v, in.device);
+}
+
+at::Tensor XLANativeFunctions::view_copy(const at::Tensor& self, at::ScalarType dtype) {
+  XLA_COUNT("view_copy");
+  Input in = Get(self, "view");
+  ElementType from = in.v.shape().type, to = ElementTypeOf(dtype);
+  if (from == to) return AtenFromIr(in.v, in.device);
+  int64_t fs = c10::elementSize(self.scalar_type()), ts = c10::elementSize(dtype);
+  TORCH_CHECK(self.scalar_type() != at::kBool && dtype != at::kBool && !at::isComplexType(self.scalar_type()) &&
+                  !at::isComplexType(dtype),
+              "view(dtype): viewing ", DescribeTensor(self), " as ", dtype, " is not supported on the XLA device");
+  static const ir::OpKind kBitcast = ir::OpKind::Get("stablehlo.bitcast_convert");
+  std::vector<int64_t> dims = in.v.shape().dims;
+  if (fs == ts) return AtenFromIr(Value(ir::MakeNode(kBitcast, std::vector<Value>{in.v}, ir::Shape(to, dims))), in.device);
+  TORCH_CHECK(self.dim() > 0, "self.dim() cannot be 0 to view ", self.scalar_type(), " as ", dtype,
+              " (different element sizes)");
+  if (fs > ts) {
+    // Each element becomes fs / ts elements of the last dimension.
+    std::vector<int64_t> wide = dims;
+    wide.push_back(fs / ts);
+    Value v = Value(ir::MakeNode(kBitcast, std::vector<Value>{in.v}, ir::Shape(to, wide)));
+    dims.back() *= fs / ts;
+    return AtenFromIr(ir::Reshape(v, dims), in.device);
+  }
+  int64_t ratio = ts / fs;
+  TORCH_CHECK(dims.back() % ratio == 0, "self.size(-1) must be divisible by ", ratio, " to view ", self.scalar_type(),
+              " as ", dtype, " (different element sizes), but got ", dims.back());
+  std::vector<int64_t> grouped = dims;
+  grouped.back() /= ratio;
+  grouped.push_back(ratio);
+  dims.back() /= ratio;
+  Value g = ir::Reshape(in.v, grouped);
+  return AtenFromIr(Value(ir::MakeNode(kBitcast, std::vector<Value>{g}, ir::Shape(to, dims))), in.device);
+}
+
 }  // namespace torch_xla
