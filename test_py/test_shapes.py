@@ -234,6 +234,34 @@ def test_fill_diagonal():
   check(fn, make((5, 3), torch.float32), ops=['as_strided_scatter'])
 
 
+def test_as_strided_below_functionalization():
+  # conv1d runs as a 2-d convolution on unsqueezed views, built by composite kernels
+  # below functionalization with as_strided; block_diag does the same.
+  x = make((2, 3, 9), torch.float32)
+  w = make((4, 3, 3), torch.float32, seed=2)
+  xc, wc = x.clone().requires_grad_(), w.clone().requires_grad_()
+  xd, wd = x.to(DEV).requires_grad_(), w.to(DEV).requires_grad_()
+  F.conv1d(xc, wc, padding=1).pow(2).sum().backward()
+  with lowered('as_strided'):
+    out = F.conv1d(xd, wd, padding=1)
+    out.pow(2).sum().backward()
+    xd.grad.cpu()
+  assert_same(out, F.conv1d(x, w, padding=1))
+  assert_same(xd.grad, xc.grad, rtol=1e-4, atol=1e-4)
+  assert_same(wd.grad, wc.grad, rtol=1e-4, atol=1e-4)
+  check(lambda a, b: torch.block_diag(a, b), make((2, 3), torch.float32), make((1, 2), torch.float32),
+        ops=['block_diag'])
+
+
+def test_block_diag():
+  check(lambda a, b, c: torch.block_diag(a, b, c), make((2, 3), torch.float32), make((4,), torch.int64),
+        torch.tensor(5.0, dtype=torch.float64), ops=['block_diag'])
+  check(lambda a, b: torch.block_diag(a, b), make((0, 2), torch.float32), make((3, 1), torch.float32),
+        ops=['block_diag'])
+  with pytest.raises(RuntimeError, match='block_diag'):
+    torch.block_diag(torch.ones(2, 2, 2, device=DEV))
+
+
 def test_as_strided_overlapping_raises():
   x = torch.arange(10.).to(DEV)
   with pytest.raises(RuntimeError, match='as_strided_copy'):
@@ -362,8 +390,64 @@ COUNTER_CASES = {
     'view_copy.dtype': (lambda: _x().view(torch.int32) * 1, 'view_copy'),
     'stack': (lambda: torch.stack([_x(), _x()]), 'stack'),
     'unfold_copy': (lambda: _x().unfold(0, 2, 1), 'unfold_copy'),
+    'as_strided': (lambda: F.conv1d(make((1, 2, 5), torch.float32).to(DEV), make((3, 2, 2), torch.float32).to(DEV)),
+                   'as_strided'),
+    'block_diag': (lambda: torch.block_diag(_x(), _x()), 'block_diag'),
     'as_strided_copy': (lambda: torch.as_strided(_x(), (2, 2), (3, 1), 1), 'as_strided_copy'),
     'diagonal_backward': (lambda: torch.ops.aten.diagonal_backward(_x()[0, :3], [3, 4], 0, 0, 1), 'diagonal_backward'),
     'diagonal_scatter': (lambda: torch.diagonal_scatter(_x(), _x()[0]), 'diagonal_scatter'),
     'as_strided_scatter': (lambda: torch.as_strided_scatter(_x(), _x()[0, :2], (2,), (4,), 1), 'as_strided_scatter'),
 }
+
+
+PADS = [
+    ('reflect', (2, 3, 7), (2, 3)),
+    ('reflect', (3, 7), (0, 6)),
+    ('reflect', (2, 2, 5, 6), (1, 2, 3, 0)),
+    ('reflect', (1, 2, 4, 5, 3), (1, 1, 2, 0, 3, 1)),
+    ('replicate', (2, 3, 7), (2, 3)),
+    ('replicate', (2, 2, 5, 6), (4, 0, 1, 7)),
+    ('replicate', (2, 4, 5, 3), (1, 2, 0, 3, 2, 2)),
+]
+
+
+@pytest.mark.parametrize('mode,shape,pad', PADS)
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64, torch.bfloat16], ids=ids)
+def test_reflection_replication_pad(mode, shape, pad, dtype):
+  k = len(pad) // 2
+  op = ('reflection' if mode == 'reflect' else 'replication') + f'_pad{k}d'
+  x = make(shape, dtype)
+  check(lambda t: F.pad(t, pad, mode=mode), x, ops=[op])
+  g = make(F.pad(x, pad, mode=mode).shape, dtype, seed=9)
+  xc, xd = x.clone().requires_grad_(), x.to(DEV).requires_grad_()
+  F.pad(xc, pad, mode=mode).backward(g)
+  with lowered(op + '_backward'):
+    F.pad(xd, pad, mode=mode).backward(g.to(DEV))
+    xd.grad.cpu()
+  assert_same(xd.grad, xc.grad, rtol=0.05 if dtype == torch.bfloat16 else None,
+              atol=0.05 if dtype == torch.bfloat16 else None)
+
+
+def test_pad_bad_input_raises():
+  with pytest.raises(RuntimeError, match='reflection_pad1d|[Pp]adding'):
+    F.pad(torch.ones(1, 2, 3, device=DEV), (3, 0), mode='reflect')
+  with pytest.raises(RuntimeError, match='replication_pad2d|[Pp]adding|negative'):
+    torch.ops.aten.replication_pad2d(torch.ones(1, 2, 3, 3, device=DEV), [-1, 0, 0, 0])
+  check(lambda t: F.pad(t, (1, 1), mode='reflect'), torch.ones(1, 2, 3), ops=['reflection_pad1d'])
+
+
+def _pad_grad(mode, shape, pad):
+  def run():
+    x = make(shape, torch.float32).to(DEV).requires_grad_()
+    F.pad(x, pad, mode=mode).sum().backward()
+    return x.grad
+  return run
+
+
+for _m, _name in (('reflect', 'reflection'), ('replicate', 'replication')):
+  for _k, (_shape, _pad) in enumerate([((1, 2, 5), (1, 1)), ((1, 2, 5, 5), (1, 1, 1, 1)),
+                                        ((1, 2, 4, 4, 4), (1, 1, 1, 1, 1, 1))], start=1):
+    COUNTER_CASES[f'{_name}_pad{_k}d'] = (
+        (lambda m, s, p: lambda: F.pad(make(s, torch.float32).to(DEV), p, mode=m))(_m, _shape, _pad),
+        f'{_name}_pad{_k}d')
+    COUNTER_CASES[f'{_name}_pad{_k}d_backward'] = (_pad_grad(_m, _shape, _pad), f'{_name}_pad{_k}d_backward')

@@ -692,4 +692,41 @@ at::Tensor XLANativeFunctions::view_copy(const at::Tensor& self, at::ScalarType 
   return AtenFromIr(Value(ir::MakeNode(kBitcast, std::vector<Value>{g}, ir::Shape(to, dims))), in.device);
 }
 
+// as_strided itself reaches the device only below functionalization, from composite
+// kernels that build views of intermediate values (unsqueeze in conv1d's 2-d path,
+// block_diag, ...) and read them; the result is a new value, like the CPU fallback's.
+at::Tensor XLANativeFunctions::as_strided(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
+                                          std::optional<int64_t> storage_offset) {
+  XLA_COUNT("as_strided");
+  return as_strided_copy(self, size, stride, storage_offset);
+}
+
+// block_diag writes its blocks through views of a zero matrix, which cannot work below
+// functionalization; each block is padded to full width and the rows concatenated.
+at::Tensor XLANativeFunctions::block_diag(at::TensorList tensors) {
+  XLA_COUNT("block_diag");
+  TORCH_CHECK(!tensors.empty(), "torch.block_diag: expected at least one tensor");
+  at::native::ResultTypeState state{};
+  int64_t cols = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    TORCH_CHECK(tensors[i].dim() <= 2, "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input ", i,
+                " has ", tensors[i].dim(), " dimensions");
+    state = at::native::update_result_type_state(tensors[i], state);
+    cols += tensors[i].dim() == 2 ? tensors[i].size(1) : tensors[i].dim() == 1 ? tensors[i].size(0) : 1;
+  }
+  ElementType type = ElementTypeOf(at::native::result_type(state));
+  std::vector<Value> rows;
+  int device = -1;
+  int64_t c0 = 0;
+  for (const at::Tensor& t : tensors) {
+    Input in = Get(t, "block_diag");
+    device = in.device;
+    int64_t r = t.dim() == 2 ? t.size(0) : 1, c = t.dim() == 2 ? t.size(1) : t.dim() == 1 ? t.size(0) : 1;
+    Value block = ir::Reshape(ir::Convert(in.v, type), {r, c});
+    rows.push_back(ir::Pad(block, ir::Constant(0, ir::Shape(type, {})), {0, c0}, {0, cols - c0 - c}, {0, 0}));
+    c0 += c;
+  }
+  return AtenFromIr(Checked("block_diag", [&] { return ir::Concatenate(rows, 0); }), device);
+}
+
 }  // namespace torch_xla
