@@ -1,0 +1,732 @@
+// Shape kernels that build new values: concatenation, splits, flips, rolls, padding,
+// triangular masks, repeats, diagonals, and the range factories eye and linspace.
+// Each is a composition of slices, pads, reshapes and selects (no gather needed).
+#include <ATen/ATen.h>
+#include <ATen/native/TypeProperties.h>
+
+#include <algorithm>
+
+#include "XLANativeFunctions.h"
+#include "aten/kernel_util.h"
+#include "aten/xla_tensor_impl.h"
+
+namespace torch_xla {
+namespace {
+
+using ir::CompareDirection;
+using ir::Value;
+using runtime::ElementType;
+
+struct Input {
+  Value v;
+  int device;
+};
+
+Input Get(const at::Tensor& t, const char* op) {
+  XlaTensorPtr x = GetXlaTensor(t, op);
+  return Input{x->GetIrValue(), x->device()};
+}
+
+Value SliceDim(const Value& v, int64_t dim, int64_t start, int64_t end, int64_t step = 1) {
+  std::vector<int64_t> lo(v.shape().rank(), 0), hi = v.shape().dims, st(v.shape().rank(), 1);
+  lo[dim] = start;
+  hi[dim] = end;
+  st[dim] = step;
+  return ir::Slice(v, lo, hi, st);
+}
+
+// Pieces of `v` along `dim` with the given sizes (which sum to the dimension's size).
+std::vector<at::Tensor> SplitSizes(const Input& in, const std::vector<int64_t>& sizes, int64_t dim) {
+  std::vector<at::Tensor> out;
+  int64_t start = 0;
+  for (int64_t s : sizes) {
+    out.push_back(AtenFromIr(SliceDim(in.v, dim, start, start + s), in.device));
+    start += s;
+  }
+  return out;
+}
+
+// A [rows, cols] predicate pattern broadcast over the leading dims of `like`:
+// col - row compared with `diagonal`.
+Value TriangleMask(const Value& like, int64_t diagonal, CompareDirection dir) {
+  const auto& dims = like.shape().dims;
+  int64_t rank = like.shape().rank();
+  ir::Shape s(ElementType::kS64, {dims[rank - 2], dims[rank - 1]});
+  Value diff = ir::Binary(ir::op::kSubtract, ir::Iota(s, 1), ir::Iota(s, 0));
+  Value mask = ir::Compare(dir, diff, ir::Constant(static_cast<double>(diagonal), s));
+  return ir::Broadcast(mask, dims);
+}
+
+at::Tensor Triangle(const at::Tensor& self, int64_t diagonal, CompareDirection dir, const char* op) {
+  TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions, got ", DescribeTensor(self));
+  Input in = Get(self, op);
+  Value mask = TriangleMask(in.v, diagonal, dir);
+  return AtenFromIr(ir::Select(mask, in.v, ir::Constant(0, in.v.shape())), in.device);
+}
+
+XlaTensorImpl* OutImpl(const at::Tensor& out, const char* op) {
+  auto* impl = dynamic_cast<XlaTensorImpl*>(out.unsafeGetTensorImpl());
+  TORCH_CHECK(impl, op, ": expected an XLA out= tensor, got ", DescribeTensor(out));
+  return impl;
+}
+
+}  // namespace
+
+at::Tensor XLANativeFunctions::cat(const at::ITensorListRef& tensors, int64_t dim) {
+  XLA_COUNT("cat");
+  std::vector<at::Tensor> all;
+  for (const at::Tensor& t : tensors) all.push_back(t);
+  TORCH_CHECK(!all.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  at::ScalarType result = at::native::result_type(tensors);
+  // PyTorch skips 1-d empty tensors (legacy behaviour); the others must agree in rank.
+  std::vector<const at::Tensor*> used;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    TORCH_CHECK(all[i].dim() > 0, "zero-dimensional tensor (at position ", i, ") cannot be concatenated");
+    if (!(all[i].dim() == 1 && all[i].size(0) == 0)) used.push_back(&all[i]);
+  }
+  int device = -1;
+  for (const at::Tensor& t : all) {
+    TORCH_CHECK(IsXlaTensor(t), "torch.cat(): expected all tensors on the XLA device, got a ", t.device(),
+                " tensor ", DescribeTensor(t));
+    TORCH_CHECK(device < 0 || t.device().index() == device,
+                "torch.cat(): all input tensors must be on the same device, got xla:", device, " and ", t.device());
+    device = t.device().index();
+  }
+  ElementType type = ElementTypeOf(result);
+  if (used.empty()) return AtenFromIr(ir::Constant(0, ir::Shape(type, {0})), device);
+  const at::Tensor& first = *used[0];
+  int64_t d = WrapDim(dim, first.dim(), "torch.cat()");
+  std::vector<Value> values;
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    const at::Tensor& t = *used[i];
+    TORCH_CHECK(t.dim() == first.dim(), "torch.cat(): Tensors must have same number of dimensions: got ", first.dim(),
+                " and ", t.dim());
+    for (int64_t k = 0; k < t.dim(); ++k)
+      TORCH_CHECK(k == d || t.size(k) == first.size(k), "torch.cat(): Sizes of tensors must match except in dimension ",
+                  d, ". Expected size ", first.size(k), " but got size ", t.size(k), " for tensor number ", i,
+                  " in the list.");
+    values.push_back(ir::Convert(GetXlaTensor(t, "cat")->GetIrValue(), type));
+  }
+  return AtenFromIr(Checked("cat", [&] { return ir::Concatenate(values, d); }), device);
+}
+
+std::vector<at::Tensor> XLANativeFunctions::split_copy(const at::Tensor& self, int64_t split_size, int64_t dim) {
+  XLA_COUNT("split_copy");
+  TORCH_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
+  TORCH_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=", split_size);
+  Input in = Get(self, "split");
+  int64_t d = WrapDim(dim, self.dim(), "split");
+  int64_t size = in.v.shape().dims[d];
+  TORCH_CHECK(split_size > 0 || size == 0, "split_size can only be 0 if dimension size is 0, but got dimension size of ",
+              size);
+  std::vector<int64_t> sizes;
+  if (split_size == 0) {
+    sizes.push_back(0);
+  } else {
+    int64_t chunks = std::max<int64_t>((size + split_size - 1) / split_size, 1);
+    for (int64_t i = 0; i < chunks; ++i) sizes.push_back(std::min(split_size, size - i * split_size));
+  }
+  return SplitSizes(in, sizes, d);
+}
+
+std::vector<at::Tensor> XLANativeFunctions::split_with_sizes_copy(const at::Tensor& self, at::IntArrayRef split_sizes,
+                                                                  int64_t dim) {
+  XLA_COUNT("split_with_sizes_copy");
+  TORCH_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
+  Input in = Get(self, "split_with_sizes");
+  int64_t d = WrapDim(dim, self.dim(), "split_with_sizes");
+  int64_t size = in.v.shape().dims[d], total = 0;
+  for (int64_t s : split_sizes) {
+    TORCH_CHECK(s >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=",
+                split_sizes);
+    total += s;
+  }
+  TORCH_CHECK(total == size, "split_with_sizes expects split_sizes to sum exactly to ", size,
+              " (input tensor's size at dimension ", d, "), but got split_sizes=", split_sizes);
+  return SplitSizes(in, std::vector<int64_t>(split_sizes.begin(), split_sizes.end()), d);
+}
+
+std::vector<at::Tensor> XLANativeFunctions::unbind_copy(const at::Tensor& self, int64_t dim) {
+  XLA_COUNT("unbind_copy");
+  TORCH_CHECK(self.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
+  Input in = Get(self, "unbind");
+  int64_t d = WrapDim(dim, self.dim(), "unbind");
+  std::vector<int64_t> out_dims = in.v.shape().dims;
+  out_dims.erase(out_dims.begin() + d);
+  std::vector<at::Tensor> out;
+  for (int64_t i = 0; i < in.v.shape().dims[d]; ++i)
+    out.push_back(AtenFromIr(ir::Reshape(SliceDim(in.v, d, i, i + 1), out_dims), in.device));
+  return out;
+}
+
+at::Tensor XLANativeFunctions::narrow_copy(const at::Tensor& self, int64_t dim, int64_t start, int64_t length) {
+  XLA_COUNT("narrow_copy");
+  TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+  Input in = Get(self, "narrow");
+  int64_t d = WrapDim(dim, self.dim(), "narrow");
+  int64_t size = in.v.shape().dims[d];
+  TORCH_CHECK(length >= 0, "narrow(): length must be non-negative.");
+  TORCH_CHECK(start >= -size && start <= size, "start out of range (expected to be in range of [", -size, ", ", size,
+              "], but got ", start, ")");
+  if (start < 0) start += size;
+  TORCH_CHECK(start <= size - length, "start (", start, ") + length (", length, ") exceeds dimension size (", size, ").");
+  return AtenFromIr(SliceDim(in.v, d, start, start + length), in.device);
+}
+
+at::Tensor XLANativeFunctions::flip(const at::Tensor& self, at::IntArrayRef dims) {
+  XLA_COUNT("flip");
+  Input in = Get(self, "flip");
+  int64_t rank = in.v.shape().rank();
+  std::vector<bool> seen(std::max<int64_t>(rank, 1), false);
+  std::vector<int64_t> ds;
+  for (int64_t d : dims) {
+    int64_t w = WrapDim(d, rank, "flip");
+    TORCH_CHECK(!seen[w], "flip: dim ", w, " appears multiple times in the list of dims");
+    seen[w] = true;
+    if (rank > 0) ds.push_back(w);
+  }
+  return AtenFromIr(ir::Reverse(in.v, ds), in.device);
+}
+
+at::Tensor XLANativeFunctions::roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
+  XLA_COUNT("roll");
+  TORCH_CHECK(!shifts.empty(), "`shifts` required");
+  TORCH_CHECK(dims.empty() ? shifts.size() == 1 : shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ",
+              shifts.size(), ", dims:", dims.size());
+  Input in = Get(self, "roll");
+  Value v = in.v;
+  std::vector<int64_t> orig = v.shape().dims;
+  std::vector<int64_t> ds(dims.begin(), dims.end());
+  if (ds.empty()) {
+    v = ir::Reshape(v, {v.shape().numel()});
+    ds = {0};
+  }
+  for (std::size_t i = 0; i < ds.size(); ++i) {
+    int64_t d = WrapDim(ds[i], v.shape().rank(), "roll");
+    int64_t n = v.shape().dims[d];
+    if (n == 0) continue;
+    int64_t s = ((shifts[i] % n) + n) % n;
+    if (s == 0) continue;
+    v = ir::Concatenate({SliceDim(v, d, n - s, n), SliceDim(v, d, 0, n - s)}, d);
+  }
+  return AtenFromIr(ir::Reshape(v, orig), in.device);
+}
+
+at::Tensor XLANativeFunctions::constant_pad_nd(const at::Tensor& self, at::IntArrayRef pad, const at::Scalar& value) {
+  XLA_COUNT("constant_pad_nd");
+  TORCH_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
+  int64_t rank = self.dim();
+  TORCH_CHECK(static_cast<int64_t>(pad.size()) / 2 <= rank, "Length of pad should be no more than twice the number of "
+              "dimensions of the input. Pad length is ", pad.size(), " while the input has ", rank, " dimensions.");
+  Input in = Get(self, "constant_pad_nd");
+  std::vector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
+  for (std::size_t i = 0; i < pad.size() / 2; ++i) {
+    int64_t d = rank - 1 - static_cast<int64_t>(i);
+    low[d] = pad[2 * i];
+    high[d] = pad[2 * i + 1];
+    int64_t out = in.v.shape().dims[d] + low[d] + high[d];
+    TORCH_CHECK(out >= 0, "The input size ", in.v.shape().dims[d], ", plus negative padding ", low[d], " and ", high[d],
+                " resulted in a negative output size, which is invalid. Check dimension ", d, " of your input.");
+  }
+  ElementType type = in.v.shape().type;
+  return AtenFromIr(Checked("constant_pad_nd", [&] { return ir::Pad(in.v, IrScalar(value, type), low, high, interior); }),
+                    in.device);
+}
+
+at::Tensor XLANativeFunctions::tril(const at::Tensor& self, int64_t diagonal) {
+  XLA_COUNT("tril");
+  return Triangle(self, diagonal, CompareDirection::kLe, "tril");
+}
+
+at::Tensor XLANativeFunctions::triu(const at::Tensor& self, int64_t diagonal) {
+  XLA_COUNT("triu");
+  return Triangle(self, diagonal, CompareDirection::kGe, "triu");
+}
+
+at::Tensor XLANativeFunctions::repeat(const at::Tensor& self, at::IntArrayRef repeats) {
+  XLA_COUNT("repeat");
+  TORCH_CHECK(static_cast<int64_t>(repeats.size()) >= self.dim(), "Number of dimensions of repeat dims can not be smaller "
+              "than number of dimensions of tensor");
+  for (int64_t r : repeats) TORCH_CHECK(r >= 0, "repeat: repeats must be non-negative, got ", repeats);
+  Input in = Get(self, "repeat");
+  std::size_t n = repeats.size();
+  std::vector<int64_t> padded(n - in.v.shape().dims.size(), 1);
+  padded.insert(padded.end(), in.v.shape().dims.begin(), in.v.shape().dims.end());
+  // [r0, d0, r1, d1, ...] by broadcasting, then merged pairwise.
+  std::vector<int64_t> big, bdims, out;
+  for (std::size_t i = 0; i < n; ++i) {
+    big.push_back(repeats[i]);
+    big.push_back(padded[i]);
+    bdims.push_back(static_cast<int64_t>(2 * i + 1));
+    out.push_back(repeats[i] * padded[i]);
+  }
+  Value v = ir::BroadcastInDim(ir::Reshape(in.v, padded), big, bdims);
+  return AtenFromIr(ir::Reshape(v, out), in.device);
+}
+
+at::Tensor XLANativeFunctions::diagonal_copy(const at::Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  XLA_COUNT("diagonal_copy");
+  int64_t rank = self.dim();
+  TORCH_CHECK(rank >= 2, "diagonal: expected a tensor with at least 2 dimensions, got ", DescribeTensor(self));
+  int64_t d1 = WrapDim(dim1, rank, "diagonal"), d2 = WrapDim(dim2, rank, "diagonal");
+  TORCH_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  Input in = Get(self, "diagonal");
+  // Move dim1, dim2 last: [..., n, m].
+  std::vector<int64_t> perm, batch;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != d1 && i != d2) {
+      perm.push_back(i);
+      batch.push_back(in.v.shape().dims[i]);
+    }
+  perm.push_back(d1);
+  perm.push_back(d2);
+  Value v = ir::Transpose(in.v, perm);
+  int64_t n = in.v.shape().dims[d1], m = in.v.shape().dims[d2];
+  // Shift the wanted diagonal onto the main one.
+  int64_t r0 = offset < 0 ? std::min(-offset, n) : 0, c0 = offset > 0 ? std::min(offset, m) : 0;
+  v = SliceDim(SliceDim(v, rank - 2, r0, n), rank - 1, c0, m);
+  int64_t rows = n - r0, cols = m - c0, len = std::min(rows, cols);
+  std::vector<int64_t> out = batch;
+  out.push_back(len);
+  if (len == 0) return AtenFromIr(ir::Constant(0, ir::Shape(in.v.shape().type, out)), in.device);
+  // Row k, column k of a [len, cols] block lies at k * (cols + 1) of its flattening.
+  v = SliceDim(v, rank - 2, 0, len);
+  std::vector<int64_t> flat = batch;
+  flat.push_back(len * cols);
+  v = ir::Reshape(v, flat);
+  v = SliceDim(v, rank - 2, 0, (len - 1) * (cols + 1) + 1, cols + 1);
+  return AtenFromIr(v, in.device);
+}
+
+at::Tensor& XLANativeFunctions::eye_out(int64_t n, int64_t m, at::Tensor& out) {
+  XLA_COUNT("eye");
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  XlaTensorImpl* impl = OutImpl(out, "eye");
+  ir::Shape s(ElementType::kS64, {n, m});
+  Value diag = ir::Compare(CompareDirection::kEq, ir::Iota(s, 0), ir::Iota(s, 1));
+  impl->set_tensor(XlaTensor::FromIr(ir::Convert(diag, impl->tensor()->shape().type), impl->tensor()->device()));
+  return out;
+}
+
+at::Tensor& XLANativeFunctions::eye_out(int64_t n, at::Tensor& out) { return eye_out(n, n, out); }
+
+at::Tensor& XLANativeFunctions::linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps,
+                                             at::Tensor& out) {
+  XLA_COUNT("linspace");
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  XlaTensorImpl* impl = OutImpl(out, "linspace");
+  ElementType type = impl->tensor()->shape().type;
+  double s = start.toDouble(), e = end.toDouble();
+  ElementType work = ElementType::kF64;
+  Value value;
+  if (steps <= 1) {
+    value = ir::Broadcast(IrScalar(start, work), {steps});
+  } else {
+    // Like PyTorch: the first half counts up from start, the second half down from end.
+    double step = (e - s) / static_cast<double>(steps - 1);
+    int64_t half = steps / 2;
+    ir::Shape shp(work, {steps});
+    Value idx = ir::Iota(shp, 0);
+    Value up = ir::Binary(ir::op::kAdd, ir::Broadcast(IrScalar(start, work), {steps}),
+                          ir::Binary(ir::op::kMultiply, idx, ir::Broadcast(IrScalar(step, work), {steps})));
+    Value down = ir::Binary(ir::op::kSubtract, ir::Broadcast(IrScalar(end, work), {steps}),
+                            ir::Binary(ir::op::kMultiply,
+                                       ir::Binary(ir::op::kSubtract, ir::Constant(static_cast<double>(steps - 1), shp), idx),
+                                       ir::Broadcast(IrScalar(step, work), {steps})));
+    Value first = ir::Compare(CompareDirection::kLt, idx, ir::Constant(static_cast<double>(half), shp));
+    value = ir::Select(first, up, down);
+  }
+  if (!runtime::IsFloating(type)) {
+    // Integer outputs truncate toward zero like a C++ cast.
+    Value neg = ir::Compare(CompareDirection::kLt, value, ir::Constant(0, value.shape()));
+    value = ir::Select(neg, ir::Unary(ir::op::kCeil, value), ir::Unary(ir::op::kFloor, value));
+  }
+  impl->set_tensor(XlaTensor::FromIr(ir::Convert(value, type), impl->tensor()->device()));
+  return out;
+}
+
+at::Tensor XLANativeFunctions::stack(at::TensorList tensors, int64_t dim) {
+  XLA_COUNT("stack");
+  TORCH_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
+  int64_t d = WrapDim(dim, tensors[0].dim() + 1, "stack");
+  std::vector<at::Tensor> parts;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    TORCH_CHECK(tensors[i].sizes() == tensors[0].sizes(), "stack expects each tensor to be equal size, but got ",
+                tensors[0].sizes(), " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
+    std::vector<int64_t> dims(tensors[i].sizes().begin(), tensors[i].sizes().end());
+    dims.insert(dims.begin() + d, 1);
+    Input in = Get(tensors[i], "stack");
+    parts.push_back(AtenFromIr(ir::Reshape(in.v, dims), in.device));
+  }
+  return cat(at::ITensorListRef(at::ArrayRef<at::Tensor>(parts)), d);
+}
+
+at::Tensor XLANativeFunctions::unfold_copy(const at::Tensor& self, int64_t dimension, int64_t size, int64_t step) {
+  XLA_COUNT("unfold_copy");
+  Input in = Get(self, "unfold");
+  int64_t rank = in.v.shape().rank();
+  int64_t d = WrapDim(dimension, rank, "unfold");
+  int64_t n = rank == 0 ? 1 : in.v.shape().dims[d];
+  TORCH_CHECK(size <= n, "maximum size for tensor at dimension ", d, " is ", n, " but size is ", size);
+  TORCH_CHECK(size >= 0, "size is ", size, " but must be >= 0");
+  TORCH_CHECK(step > 0, "step is ", step, " but must be > 0");
+  Value v = rank == 0 ? ir::Reshape(in.v, {1}) : in.v;
+  int64_t windows = (n - size) / step + 1;
+  // Window element k of every window is the strided slice k, k + step, ...; the pieces
+  // become a new last dimension.
+  std::vector<int64_t> piece_dims = v.shape().dims;
+  piece_dims[d] = windows;
+  piece_dims.push_back(1);
+  std::vector<Value> pieces;
+  for (int64_t k = 0; k < size; ++k)
+    pieces.push_back(ir::Reshape(SliceDim(v, d, k, k + (windows - 1) * step + 1, step), piece_dims));
+  std::vector<int64_t> out_dims = piece_dims;
+  out_dims.back() = size;
+  Value out = pieces.empty() ? ir::Constant(0, ir::Shape(v.shape().type, out_dims))
+                             : ir::Concatenate(pieces, static_cast<int64_t>(piece_dims.size()) - 1);
+  if (rank == 0) out = ir::Reshape(out, {size});
+  return AtenFromIr(out, in.device);
+}
+
+at::Tensor XLANativeFunctions::as_strided_copy(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
+                                               std::optional<int64_t> storage_offset) {
+  XLA_COUNT("as_strided_copy");
+  TORCH_CHECK(size.size() == stride.size(), "as_strided_copy: mismatch in length of strides and shape (", size,
+              " vs ", stride, ")");
+  Input in = Get(self, "as_strided_copy");
+  int64_t numel = in.v.shape().numel();
+  int64_t offset = storage_offset.value_or(0);
+  TORCH_CHECK(offset >= 0, "as_strided_copy: negative storage offset ", offset);
+  std::vector<int64_t> out_dims(size.begin(), size.end());
+  int64_t out_numel = 1, max_index = offset;
+  for (std::size_t i = 0; i < size.size(); ++i) {
+    TORCH_CHECK(size[i] >= 0, "as_strided_copy: negative size ", size[i], " in ", size);
+    TORCH_CHECK(stride[i] >= 0, "as_strided_copy: negative stride ", stride[i], " in ", stride);
+    out_numel *= size[i];
+    if (size[i] > 0) max_index += (size[i] - 1) * stride[i];
+  }
+  ElementType type = in.v.shape().type;
+  if (out_numel == 0) return AtenFromIr(ir::Constant(0, ir::Shape(type, out_dims)), in.device);
+  TORCH_CHECK(max_index < numel, "as_strided_copy: size ", size, " and stride ", stride, " with storage offset ", offset,
+              " reach element ", max_index, ", out of bounds for a storage of ", numel, " elements (",
+              DescribeTensor(self), ")");
+  // The dimensions that move (size > 1, stride > 0), by decreasing stride. Each stride
+  // must be a whole multiple of the next one and leave room for that dimension's
+  // extent: the view is then a reshape + slice of a contiguous run of the storage.
+  std::vector<int64_t> moving;
+  for (std::size_t i = 0; i < size.size(); ++i)
+    if (size[i] > 1 && stride[i] > 0) moving.push_back(static_cast<int64_t>(i));
+  std::stable_sort(moving.begin(), moving.end(), [&](int64_t a, int64_t b) { return stride[a] > stride[b]; });
+  for (std::size_t j = 0; j + 1 < moving.size(); ++j) {
+    int64_t outer = stride[moving[j]], inner = stride[moving[j + 1]];
+    TORCH_CHECK(outer % inner == 0 && outer / inner >= size[moving[j + 1]],
+                "as_strided_copy: size ", size, " and stride ", stride,
+                " describe an overlapping or irregular view, which the XLA device supports only through a "
+                "contiguous reshape/slice/expand/transpose pattern");
+  }
+  Value flat = ir::Reshape(in.v, {numel});
+  Value picked;
+  std::vector<int64_t> picked_dims;  // sizes of `moving`, outermost first
+  if (moving.empty()) {
+    picked = ir::Reshape(SliceDim(flat, 0, offset, offset + 1), {});
+  } else {
+    int64_t s_last = stride[moving.back()];
+    int64_t length = size[moving[0]] * stride[moving[0]];
+    // Pad the run past the storage's end; the padding is never picked.
+    if (offset + length > numel)
+      flat = ir::Pad(flat, ir::Constant(0, ir::Shape(type, {})), {0}, {offset + length - numel}, {0});
+    Value run = SliceDim(flat, 0, offset, offset + length);
+    std::vector<int64_t> grid = {size[moving[0]]};
+    for (std::size_t j = 0; j + 1 < moving.size(); ++j) grid.push_back(stride[moving[j]] / stride[moving[j + 1]]);
+    grid.push_back(s_last);
+    Value g = ir::Reshape(run, grid);
+    std::vector<int64_t> lo(grid.size(), 0), hi = grid, st(grid.size(), 1);
+    for (std::size_t j = 1; j < moving.size(); ++j) hi[j] = size[moving[j]];
+    hi.back() = 1;
+    for (int64_t m : moving) picked_dims.push_back(size[m]);
+    picked = ir::Reshape(ir::Slice(g, lo, hi, st), picked_dims);
+  }
+  // Put the moving dimensions back in output order, then broadcast into the output
+  // shape (size-1 and stride-0 dimensions).
+  std::vector<int64_t> order = moving;
+  std::sort(order.begin(), order.end());
+  std::vector<int64_t> perm;
+  for (int64_t o : order) perm.push_back(std::find(moving.begin(), moving.end(), o) - moving.begin());
+  Value t = ir::Transpose(picked, perm);
+  return AtenFromIr(ir::BroadcastInDim(t, out_dims, order), in.device);
+}
+
+namespace {
+// Places `src` ([batch..., len]) on the `offset` diagonal of a zero [batch..., n, m]
+// block (the inverse of the extraction in diagonal_copy): interior padding spreads the
+// values cols + 1 apart in the flattened rows, then edge padding restores the rows and
+// columns cut off by the offset. Returns the block and a predicate of the same shape
+// marking the diagonal.
+std::pair<Value, Value> DiagonalEmbed(const Value& src, const std::vector<int64_t>& batch, int64_t n, int64_t m,
+                                      int64_t offset) {
+  int64_t r0 = offset < 0 ? std::min(-offset, n) : 0, c0 = offset > 0 ? std::min(offset, m) : 0;
+  int64_t rows = n - r0, cols = m - c0, len = std::min(rows, cols);
+  int64_t b = static_cast<int64_t>(batch.size());
+  ElementType type = src.shape().type;
+  auto embed = [&](const Value& v, ElementType t) {
+    std::vector<int64_t> lo(b + 1, 0), hi(b + 1, 0), in(b + 1, 0);
+    Value flat;
+    if (len == 0) {
+      std::vector<int64_t> dims = batch;
+      dims.push_back(0);
+      flat = ir::Constant(0, ir::Shape(t, dims));
+    } else {
+      in[b] = cols;
+      hi[b] = len * cols - ((len - 1) * (cols + 1) + 1);
+      flat = ir::Pad(v, ir::Constant(0, ir::Shape(t, {})), lo, hi, in);
+    }
+    std::vector<int64_t> block = batch;
+    block.push_back(len);
+    block.push_back(cols);
+    Value g = ir::Reshape(flat, block);
+    std::vector<int64_t> lo2(b + 2, 0), hi2(b + 2, 0), in2(b + 2, 0);
+    lo2[b] = r0;
+    hi2[b] = n - r0 - len;
+    lo2[b + 1] = c0;
+    return ir::Pad(g, ir::Constant(0, ir::Shape(t, {})), lo2, hi2, in2);
+  };
+  Value values = embed(src, type);
+  Value mask = embed(ir::Constant(1, ir::Shape(ElementType::kPred, src.shape().dims)), ElementType::kPred);
+  return {values, mask};
+}
+
+// The permutation moving dim1, dim2 last, and its inverse.
+void DiagonalPerm(int64_t rank, int64_t d1, int64_t d2, std::vector<int64_t>* perm, std::vector<int64_t>* inverse) {
+  perm->clear();
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != d1 && i != d2) perm->push_back(i);
+  perm->push_back(d1);
+  perm->push_back(d2);
+  inverse->assign(rank, 0);
+  for (int64_t i = 0; i < rank; ++i) (*inverse)[(*perm)[i]] = i;
+}
+}  // namespace
+
+at::Tensor XLANativeFunctions::diagonal_backward(const at::Tensor& grad_output, at::IntArrayRef input_sizes,
+                                                 int64_t offset, int64_t dim1, int64_t dim2) {
+  XLA_COUNT("diagonal_backward");
+  int64_t rank = static_cast<int64_t>(input_sizes.size());
+  TORCH_CHECK(rank >= 2, "diagonal_backward: expected input sizes of rank >= 2, got ", input_sizes);
+  int64_t d1 = WrapDim(dim1, rank, "diagonal_backward"), d2 = WrapDim(dim2, rank, "diagonal_backward");
+  Input g = Get(grad_output, "diagonal_backward");
+  std::vector<int64_t> perm, inverse, batch;
+  DiagonalPerm(rank, d1, d2, &perm, &inverse);
+  for (int64_t i = 0; i < rank - 2; ++i) batch.push_back(input_sizes[perm[i]]);
+  auto [values, mask] = Checked("diagonal_backward", [&] {
+    return DiagonalEmbed(g.v, batch, input_sizes[d1], input_sizes[d2], offset);
+  });
+  return AtenFromIr(ir::Transpose(values, inverse), g.device);
+}
+
+at::Tensor XLANativeFunctions::diagonal_scatter(const at::Tensor& self, const at::Tensor& src, int64_t offset,
+                                                int64_t dim1, int64_t dim2) {
+  XLA_COUNT("diagonal_scatter");
+  int64_t rank = self.dim();
+  TORCH_CHECK(rank >= 2, "diagonal_scatter: expected a tensor with at least 2 dimensions, got ", DescribeTensor(self));
+  int64_t d1 = WrapDim(dim1, rank, "diagonal_scatter"), d2 = WrapDim(dim2, rank, "diagonal_scatter");
+  TORCH_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  Input base = Get(self, "diagonal_scatter");
+  Input s = Get(src, "diagonal_scatter");
+  std::vector<int64_t> perm, inverse, batch;
+  DiagonalPerm(rank, d1, d2, &perm, &inverse);
+  for (int64_t i = 0; i < rank - 2; ++i) batch.push_back(self.size(perm[i]));
+  int64_t n = self.size(d1), m = self.size(d2);
+  int64_t r0 = offset < 0 ? std::min(-offset, n) : 0, c0 = offset > 0 ? std::min(offset, m) : 0;
+  std::vector<int64_t> expected = batch;
+  expected.push_back(std::min(n - r0, m - c0));
+  TORCH_CHECK(s.v.shape().dims == expected, "diagonal_scatter: expected src to have a size equal to the diagonal of "
+              "self. src size = ", src.sizes(), ", diagonal size = ", at::IntArrayRef(expected));
+  return AtenFromIr(Checked("diagonal_scatter", [&] {
+                      auto [values, mask] = DiagonalEmbed(ir::Convert(s.v, base.v.shape().type), batch, n, m, offset);
+                      return ir::Select(ir::Transpose(mask, inverse), ir::Transpose(values, inverse), base.v);
+                    }),
+                    base.device);
+}
+
+at::Tensor XLANativeFunctions::as_strided_scatter(const at::Tensor& self, const at::Tensor& src, at::IntArrayRef size,
+                                                  at::IntArrayRef stride, std::optional<int64_t> storage_offset) {
+  XLA_COUNT("as_strided_scatter");
+  TORCH_CHECK(size.size() == stride.size(), "as_strided_scatter: mismatch in length of strides and shape (", size,
+              " vs ", stride, ")");
+  TORCH_CHECK(src.sizes() == size, "as_strided_scatter: expected src to have size ", size, ", got ", src.sizes());
+  Input base = Get(self, "as_strided_scatter");
+  Input s = Get(src, "as_strided_scatter");
+  int64_t numel = base.v.shape().numel();
+  int64_t offset = storage_offset.value_or(0);
+  ElementType type = base.v.shape().type;
+  int64_t out_numel = 1, max_index = offset;
+  for (std::size_t i = 0; i < size.size(); ++i) {
+    TORCH_CHECK(stride[i] >= 0 && (stride[i] > 0 || size[i] <= 1), "as_strided_scatter: stride ", stride,
+                " for size ", size, " writes one element several times, which is not supported");
+    out_numel *= size[i];
+    if (size[i] > 0) max_index += (size[i] - 1) * stride[i];
+  }
+  if (out_numel == 0) return AtenFromIr(base.v, base.device);
+  TORCH_CHECK(offset >= 0 && max_index < numel, "as_strided_scatter: size ", size, " and stride ", stride,
+              " with storage offset ", offset, " reach element ", max_index, ", out of bounds for a storage of ", numel,
+              " elements (", DescribeTensor(self), ")");
+  std::vector<int64_t> moving;
+  for (std::size_t i = 0; i < size.size(); ++i)
+    if (size[i] > 1) moving.push_back(static_cast<int64_t>(i));
+  std::stable_sort(moving.begin(), moving.end(), [&](int64_t a, int64_t b) { return stride[a] > stride[b]; });
+  for (std::size_t j = 0; j + 1 < moving.size(); ++j) {
+    int64_t outer = stride[moving[j]], inner = stride[moving[j + 1]];
+    TORCH_CHECK(outer % inner == 0 && outer / inner >= size[moving[j + 1]], "as_strided_scatter: size ", size,
+                " and stride ", stride, " describe an overlapping or irregular view, which the XLA device supports "
+                "only through a contiguous reshape/slice/transpose pattern");
+  }
+  // src in `moving` order, then spread onto the contiguous run of the storage it covers.
+  std::vector<int64_t> picked_dims;
+  for (int64_t m : moving) picked_dims.push_back(size[m]);
+  auto spread = [&](const Value& v, ElementType t) -> Value {
+    Value zero = ir::Constant(0, ir::Shape(t, {}));
+    Value run;
+    int64_t length;
+    if (moving.empty()) {
+      run = ir::Reshape(v, {1});
+      length = 1;
+    } else {
+      std::vector<int64_t> grid = {size[moving[0]]};
+      for (std::size_t j = 0; j + 1 < moving.size(); ++j) grid.push_back(stride[moving[j]] / stride[moving[j + 1]]);
+      grid.push_back(stride[moving.back()]);
+      std::vector<int64_t> small = picked_dims;
+      small.push_back(1);
+      std::vector<int64_t> lo(grid.size(), 0), hi(grid.size(), 0), in(grid.size(), 0);
+      for (std::size_t j = 0; j < grid.size(); ++j) hi[j] = grid[j] - small[j];
+      run = ir::Reshape(ir::Pad(ir::Reshape(v, small), zero, lo, hi, in), {ir::Shape(t, grid).numel()});
+      length = ir::Shape(t, grid).numel();
+    }
+    // May cut the run's tail past the storage end (negative high padding).
+    Value flat = ir::Pad(run, zero, {offset}, {numel - offset - length}, {0});
+    return ir::Reshape(flat, base.v.shape().dims);
+  };
+  return AtenFromIr(Checked("as_strided_scatter", [&] {
+                      std::vector<int64_t> order = moving;
+                      std::sort(order.begin(), order.end());
+                      // src without its size-1 dims, in output order, then permuted to `moving` order.
+                      std::vector<int64_t> squeezed;
+                      for (int64_t o : order) squeezed.push_back(size[o]);
+                      Value sv = ir::Reshape(ir::Convert(s.v, type), squeezed);
+                      std::vector<int64_t> perm;
+                      for (int64_t m : moving) perm.push_back(std::find(order.begin(), order.end(), m) - order.begin());
+                      sv = ir::Transpose(sv, perm);
+                      Value mask = spread(ir::Constant(1, ir::Shape(ElementType::kPred, sv.shape().dims)),
+                                          ElementType::kPred);
+                      return ir::Select(mask, spread(sv, type), base.v);
+                    }),
+                    base.device);
+}
+
+at::Tensor XLANativeFunctions::diag_embed(const at::Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  XLA_COUNT("diag_embed");
+  int64_t rank = self.dim() + 1;
+  TORCH_CHECK(self.dim() >= 1, "diag_embed: expected a tensor with at least 1 dimension, got ", DescribeTensor(self));
+  int64_t d1 = WrapDim(dim1, rank, "diag_embed"), d2 = WrapDim(dim2, rank, "diag_embed");
+  TORCH_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  Input in = Get(self, "diag_embed");
+  std::vector<int64_t> batch(in.v.shape().dims.begin(), in.v.shape().dims.end() - 1);
+  int64_t n = in.v.shape().dims.back() + std::abs(offset);
+  std::vector<int64_t> perm, inverse;
+  DiagonalPerm(rank, d1, d2, &perm, &inverse);
+  return AtenFromIr(Checked("diag_embed", [&] {
+                      return ir::Transpose(DiagonalEmbed(in.v, batch, n, n, offset).first, inverse);
+                    }),
+                    in.device);
+}
+
+at::Tensor XLANativeFunctions::rot90(const at::Tensor& self, int64_t k, at::IntArrayRef dims) {
+  XLA_COUNT("rot90");
+  int64_t rank = self.dim();
+  TORCH_CHECK(dims.size() == 2, "expected total rotation dims == 2, but got dims = ", dims.size());
+  TORCH_CHECK(rank >= 2, "expected total dims >= 2, but got total dims = ", rank);
+  int64_t a = WrapDim(dims[0], rank, "rot90"), b = WrapDim(dims[1], rank, "rot90");
+  TORCH_CHECK(a != b, "expected rotation dims to be different, but got dim0 = ", a, " and dim1 = ", b);
+  Input in = Get(self, "rot90");
+  k = ((k % 4) + 4) % 4;
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i) perm[i] = i;
+  std::swap(perm[a], perm[b]);
+  Value v = in.v;
+  if (k == 1) v = ir::Transpose(ir::Reverse(v, {b}), perm);
+  if (k == 2) v = ir::Reverse(v, {a, b});
+  if (k == 3) v = ir::Transpose(ir::Reverse(v, {a}), perm);
+  return AtenFromIr(v, in.device);
+}
+
+at::Tensor XLANativeFunctions::view_copy(const at::Tensor& self, at::ScalarType dtype) {
+  XLA_COUNT("view_copy");
+  Input in = Get(self, "view");
+  ElementType from = in.v.shape().type, to = ElementTypeOf(dtype);
+  if (from == to) return AtenFromIr(in.v, in.device);
+  int64_t fs = c10::elementSize(self.scalar_type()), ts = c10::elementSize(dtype);
+  TORCH_CHECK(self.scalar_type() != at::kBool && dtype != at::kBool && !at::isComplexType(self.scalar_type()) &&
+                  !at::isComplexType(dtype),
+              "view(dtype): viewing ", DescribeTensor(self), " as ", dtype, " is not supported on the XLA device");
+  static const ir::OpKind kBitcast = ir::OpKind::Get("stablehlo.bitcast_convert");
+  std::vector<int64_t> dims = in.v.shape().dims;
+  if (fs == ts) return AtenFromIr(Value(ir::MakeNode(kBitcast, std::vector<Value>{in.v}, ir::Shape(to, dims))), in.device);
+  TORCH_CHECK(self.dim() > 0, "self.dim() cannot be 0 to view ", self.scalar_type(), " as ", dtype,
+              " (different element sizes)");
+  if (fs > ts) {
+    // Each element becomes fs / ts elements of the last dimension.
+    std::vector<int64_t> wide = dims;
+    wide.push_back(fs / ts);
+    Value v = Value(ir::MakeNode(kBitcast, std::vector<Value>{in.v}, ir::Shape(to, wide)));
+    dims.back() *= fs / ts;
+    return AtenFromIr(ir::Reshape(v, dims), in.device);
+  }
+  int64_t ratio = ts / fs;
+  TORCH_CHECK(dims.back() % ratio == 0, "self.size(-1) must be divisible by ", ratio, " to view ", self.scalar_type(),
+              " as ", dtype, " (different element sizes), but got ", dims.back());
+  std::vector<int64_t> grouped = dims;
+  grouped.back() /= ratio;
+  grouped.push_back(ratio);
+  dims.back() /= ratio;
+  Value g = ir::Reshape(in.v, grouped);
+  return AtenFromIr(Value(ir::MakeNode(kBitcast, std::vector<Value>{g}, ir::Shape(to, dims))), in.device);
+}
+
+// as_strided itself reaches the device only below functionalization, from composite
+// kernels that build views of intermediate values (unsqueeze in conv1d's 2-d path,
+// block_diag, ...) and read them; the result is a new value, like the CPU fallback's.
+at::Tensor XLANativeFunctions::as_strided(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
+                                          std::optional<int64_t> storage_offset) {
+  XLA_COUNT("as_strided");
+  return as_strided_copy(self, size, stride, storage_offset);
+}
+
+// block_diag writes its blocks through views of a zero matrix, which cannot work below
+// functionalization; each block is padded to full width and the rows concatenated.
+at::Tensor XLANativeFunctions::block_diag(at::TensorList tensors) {
+  XLA_COUNT("block_diag");
+  TORCH_CHECK(!tensors.empty(), "torch.block_diag: expected at least one tensor");
+  at::native::ResultTypeState state{};
+  int64_t cols = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    TORCH_CHECK(tensors[i].dim() <= 2, "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input ", i,
+                " has ", tensors[i].dim(), " dimensions");
+    state = at::native::update_result_type_state(tensors[i], state);
+    cols += tensors[i].dim() == 2 ? tensors[i].size(1) : tensors[i].dim() == 1 ? tensors[i].size(0) : 1;
+  }
+  ElementType type = ElementTypeOf(at::native::result_type(state));
+  std::vector<Value> rows;
+  int device = -1;
+  int64_t c0 = 0;
+  for (const at::Tensor& t : tensors) {
+    Input in = Get(t, "block_diag");
+    device = in.device;
+    int64_t r = t.dim() == 2 ? t.size(0) : 1, c = t.dim() == 2 ? t.size(1) : t.dim() == 1 ? t.size(0) : 1;
+    Value block = ir::Reshape(ir::Convert(in.v, type), {r, c});
+    rows.push_back(ir::Pad(block, ir::Constant(0, ir::Shape(type, {})), {0, c0}, {0, cols - c0 - c}, {0, 0}));
+    c0 += c;
+  }
+  return AtenFromIr(Checked("block_diag", [&] { return ir::Concatenate(rows, 0); }), device);
+}
+
+}  // namespace torch_xla
