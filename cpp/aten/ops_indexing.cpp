@@ -15,6 +15,7 @@
 #include "XLANativeFunctions.h"
 #include "aten/kernel_util.h"
 #include "aten/reduce_util.h"
+#include "aten/transfer.h"
 #include "ir/builder_indexing.h"
 #include "runtime/metrics.h"
 
@@ -37,6 +38,16 @@ void CheckIndexType(const at::Tensor& index, const char* op, bool allow_int32) {
 Value IndexValue(const at::Tensor& index, int64_t size, const char* op) {
   Value v = ir::Convert(GetXlaTensor(index, op)->GetIrValue(), ElementType::kS64);
   return WrapIndex(v, size);
+}
+
+// The same for advanced indexing, where PyTorch also takes index tensors on the CPU
+// (x[torch.tensor([0, 2])]): those are uploaded to `device`.
+Value AdvancedIndexValue(const at::Tensor& index, int64_t size, int device, const char* op) {
+  if (IsXlaTensor(index)) return IndexValue(index, size, op);
+  TORCH_CHECK(index.device().is_cpu(), op, ": index tensors must be on the XLA device or the CPU, got ",
+              index.device());
+  Value v = FromCpuTensor(index.contiguous(), device)->GetIrValue();
+  return WrapIndex(ir::Convert(v, ElementType::kS64), size);
 }
 
 std::vector<int64_t> Range(int64_t begin, int64_t end) {
@@ -347,7 +358,7 @@ bool HasMask(const c10::List<std::optional<at::Tensor>>& indices) {
   return false;
 }
 
-Advanced Describe(const Shape& s, const c10::List<std::optional<at::Tensor>>& indices, const char* op) {
+Advanced Describe(const Shape& s, const c10::List<std::optional<at::Tensor>>& indices, int device, const char* op) {
   TORCH_CHECK(static_cast<int64_t>(indices.size()) <= s.rank(), op, ": too many indices for tensor of dimension ",
               s.rank(), " (got ", indices.size(), ")");
   Advanced a;
@@ -366,7 +377,7 @@ Advanced Describe(const Shape& s, const c10::List<std::optional<at::Tensor>>& in
   std::vector<Value> parts;
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     int64_t size = s.dims[a.positions[k]];
-    Value v = ir::Broadcast(IndexValue(tensors[k], size, op), a.batch);
+    Value v = ir::Broadcast(AdvancedIndexValue(tensors[k], size, device, op), a.batch);
     parts.push_back(ir::Reshape(v, one));
   }
   a.coords = ir::Concatenate(parts, static_cast<int64_t>(a.batch.size()));
@@ -421,7 +432,7 @@ at::Tensor XLANativeFunctions::index(const at::Tensor& self, const c10::List<std
   XlaTensorPtr x = GetXlaTensor(self, op);
   const Shape& s = x->shape();
   return Checked(op, [&] {
-    Advanced a = Describe(s, indices, op);
+    Advanced a = Describe(s, indices, x->device(), op);
     int64_t numel = 1;
     for (int64_t d : a.result_dims) numel *= d;
     if (numel == 0) return AtenFromIr(ir::Constant(0, Shape(s.type, a.result_dims)), x->device());
@@ -463,7 +474,9 @@ at::Tensor XLANativeFunctions::index_put(const at::Tensor& self, const c10::List
     return Checked(op, [&] {
       std::vector<int64_t> bdims;
       for (int64_t i = 0; i < mask->dim(); ++i) bdims.push_back(position + i);
-      Value m = ir::BroadcastInDim(IrOperand(*mask, ElementType::kPred, op), s.dims, bdims);
+      Value m = IsXlaTensor(*mask) ? GetXlaTensor(*mask, op)->GetIrValue()
+                                   : FromCpuTensor(mask->contiguous(), x->device())->GetIrValue();
+      m = ir::BroadcastInDim(m, s.dims, bdims);
       Value v = ir::Broadcast(ir::Reshape(IrOperand(values, s.type, op), {}), s.dims);
       Value base = x->GetIrValue();
       if (accumulate) v = ir::Binary(ir::op::kAdd, base, v);
@@ -472,7 +485,7 @@ at::Tensor XLANativeFunctions::index_put(const at::Tensor& self, const c10::List
   }
   XLA_COUNT("index_put");
   return Checked(op, [&] {
-    Advanced a = Describe(s, indices, op);
+    Advanced a = Describe(s, indices, x->device(), op);
     int64_t numel = 1;
     for (int64_t d : a.result_dims) numel *= d;
     if (numel == 0) return AtenFromIr(x->GetIrValue(), x->device());

@@ -397,7 +397,8 @@ at::Tensor XLANativeFunctions::logsumexp(const at::Tensor& self, at::IntArrayRef
   if (dims.empty()) return AtenFromIr(ir::Convert(v, out), x->device());
   // log(sum(exp(x - m))) + m with m the max, or 0 where the max is infinite or NaN.
   Value m = ir::Reduce(ReduceKind::kMax, v, dims);
-  Value finite = ir::Unary(ir::op::kIsFinite, m);
+  Value finite = ir::Compare(ir::CompareDirection::kLt, ir::Unary(ir::op::kAbs, m),
+                             Like(std::numeric_limits<double>::infinity(), m));
   m = ir::Select(finite, m, Like(0, m));
   Value shifted = ir::Unary(ir::op::kExp, ir::Binary(ir::op::kSubtract, v, Unreduce(m, s.dims, dims)));
   Value r = ir::Binary(ir::op::kAdd, ir::Unary(ir::op::kLog, ir::Reduce(ReduceKind::kSum, shifted, dims)), m);
