@@ -182,6 +182,14 @@ def test_cumsum_cumprod(dtype, shape, dim):
   check(lambda t: torch.cumprod(t, dim), small, ops=('cumprod',), **r)
 
 
+@pytest.mark.parametrize('shape,dim', [((5000,), 0), ((3, 1000, 2), 1), ((70, 33), 0), ((2, 32), 1), ((4, 1025), -1)])
+def test_cumsum_long(shape, dim):
+  # Blocked cumsum (blocks of 32, then block totals): lengths around and past the block.
+  x = make(shape, torch.float32)
+  check(lambda t: torch.cumsum(t, dim), x, ops=('cumsum',), rtol=1e-4, atol=1e-3)
+  check(lambda t: torch.cumsum(t, dim), make(shape, torch.int32), ops=('cumsum',))
+
+
 def test_cumsum_dtype_and_backward():
   x = make((4, 6), torch.float32)
   check(lambda t: torch.cumsum(t, 1, dtype=torch.float64), x, ops=('cumsum',))
