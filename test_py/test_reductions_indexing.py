@@ -615,3 +615,21 @@ COUNTER_CASES = {
     'sort.stable': (lambda: torch.sort(_x(), stable=True), 'sort'),
     'topk': (lambda: torch.topk(_x(), 2), 'topk'),
 }
+
+
+# ---- data-dependent shapes: CPU fallback ---------------------------------------------------------
+
+
+def test_nonzero_and_unique_run_on_cpu():
+  """nonzero, unique and x[mask] have data-dependent shapes: they stay on the CPU
+  fallback (aten:: counters), with results back on the device."""
+  x = make((4, 5), torch.float32)
+  met.clear_counters()
+  assert_same(torch.nonzero(x.to(DEV) > 0), torch.nonzero(x > 0))
+  assert counter('aten::nonzero') > 0
+  i = torch.tensor([3, 1, 3, 2, 1, 7])
+  assert_same(torch.unique(i.to(DEV)), torch.unique(i))
+  values, inverse, counts = torch.unique(i.to(DEV), return_inverse=True, return_counts=True)
+  assert_same((values, inverse, counts), torch.unique(i, return_inverse=True, return_counts=True))
+  assert_same(x.to(DEV)[x.to(DEV) > 0], x[x > 0])
+  assert counter('aten::index') > 0
