@@ -267,6 +267,13 @@ def test_gather_backward_and_3d():
   check_grads(lambda t: torch.gather(t, 1, idx.to(t.device)), x)
 
 
+def test_gather_index_select_zero_dim_self():
+  x = torch.tensor(4.5)
+  check(lambda t, i: torch.gather(t, 0, i), x, torch.tensor([0, 0]), ops=('gather',))
+  check(lambda t, i: torch.gather(t, 0, i), x, torch.tensor(0), ops=('gather',))
+  check(lambda t, i: torch.index_select(t, 0, i), x, torch.tensor([0]), ops=('index_select',))
+
+
 def test_gather_bad_index_raises():
   x = torch.ones(3, 4, device=DEV)
   with pytest.raises(RuntimeError, match='gather'):

@@ -97,8 +97,9 @@ at::Tensor GatherImpl(const at::Tensor& self, int64_t dim, const at::Tensor& ind
   const Shape& s = x->shape();
   std::vector<int64_t> out_dims(index.sizes().begin(), index.sizes().end());
   if (index.numel() == 0) return AtenFromIr(ir::Constant(0, Shape(s.type, out_dims)), x->device());
-  if (s.rank() == 0) return AtenFromIr(ir::Reshape(x->GetIrValue(), out_dims), x->device());
   return Checked(op, [&] {
+    // A 0-dim self has one element: every (clamped) index reads it.
+    if (s.rank() == 0) return AtenFromIr(ir::Broadcast(x->GetIrValue(), out_dims), x->device());
     Value coords = Coordinates(IndexValue(index, s.dims[d], op), d);
     int64_t rank = s.rank();
     return AtenFromIr(ir::Gather(x->GetIrValue(), coords, {}, Range(0, rank), Range(0, rank), rank,
@@ -216,7 +217,12 @@ at::Tensor XLANativeFunctions::index_select(const at::Tensor& self, int64_t dim,
   const Shape& s = x->shape();
   int64_t d = WrapDim(dim, s.rank(), op);
   int64_t n = index.numel();
-  if (s.rank() == 0) return AtenFromIr(ir::Reshape(x->GetIrValue(), {index.sizes().begin(), index.sizes().end()}), x->device());
+  if (s.rank() == 0) {
+    // As in PyTorch: a 0-dim self takes one index and gives a 0-dim result.
+    TORCH_CHECK(n == 1, "index_select(): Index to scalar can have only 1 value, got ", n,
+                " value(s)");
+    return AtenFromIr(x->GetIrValue(), x->device());
+  }
   std::vector<int64_t> out_dims = s.dims;
   out_dims[d] = n;
   if (n == 0 || s.numel() == 0) {
