@@ -300,6 +300,30 @@ def test_scatter_variants(dtype):
         make((4, 7), dtype, seed=7), ops=('scatter_add',), **r)
 
 
+@pytest.mark.parametrize('dtype', ALL, ids=ids)
+@pytest.mark.parametrize('reduce', ['sum', 'prod', 'mean', 'amax', 'amin'])
+@pytest.mark.parametrize('include_self', [True, False])
+def test_scatter_reduce(dtype, reduce, include_self):
+  x = make((4, 5), dtype, kind='nonzero')
+  src = make((6, 5), dtype, kind='nonzero', seed=2)
+  idx = index_for((6, 5), 3, seed=4)  # row 3 is never a target: keeps self
+  r = dict(rtol=3e-2, atol=3e-2) if dtype == torch.bfloat16 else {}
+  check(lambda t, i, s: torch.scatter_reduce(t, 0, i, s, reduce, include_self=include_self), x, idx, src,
+        ops=('scatter_reduce',), **r)
+  check(lambda t, i, s: torch.scatter_reduce(t, 1, i, s, reduce, include_self=include_self), x,
+        index_for((4, 2), 5, seed=5), src, ops=('scatter_reduce',), **r)
+
+
+def test_scatter_reduce_backward_and_bad_reduce():
+  x = make((4, 5), torch.float32)
+  src = make((6, 5), torch.float32, seed=2)
+  idx = index_for((6, 5), 4, seed=4)
+  check_grads(lambda t, s: torch.scatter_reduce(t, 0, idx.to(t.device), s, 'sum'), x, src,
+              allow=('new_empty_strided',))
+  with pytest.raises(RuntimeError, match='scatter_reduce'):
+    torch.scatter_reduce(x.to(DEV), 0, idx.to(DEV), src.to(DEV), 'max')
+
+
 def test_scatter_backward():
   x = make((4, 5), torch.float32)
   src = make((2, 5), torch.float32, seed=1)
@@ -590,6 +614,7 @@ COUNTER_CASES = {
     'scatter.reduce': (lambda: torch.scatter(_x(), 1, _i(3, 2), _x(), reduce='add'), 'scatter'),
     'scatter.value_reduce': (lambda: torch.scatter(_x(), 1, _i(3, 2), 2.0, reduce='multiply'), 'scatter'),
     'scatter_add': (lambda: torch.scatter_add(_x(), 1, _i(3, 2), _x()), 'scatter_add'),
+    'scatter_reduce.two': (lambda: torch.scatter_reduce(_x(), 1, _i(3, 2), _x(), 'amax'), 'scatter_reduce'),
     'index.Tensor': (lambda: _x()[_i(2)], 'index'),
     'index_put': (lambda: _x().index_put_((_i(2),), torch.ones(2, 4, device=DEV)), 'index_put'),
     'masked_fill.Scalar': (lambda: _x().masked_fill(_x() > 0, 1.0), 'masked_fill'),

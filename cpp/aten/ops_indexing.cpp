@@ -207,6 +207,62 @@ at::Tensor XLANativeFunctions::scatter_add(const at::Tensor& self, int64_t dim, 
                      "scatter_add");
 }
 
+// scatter_reduce: reduce "sum", "prod", "mean", "amax" or "amin" of the src values at
+// each index, with self's value too when include_self. (amax / amin use XLA's max / min,
+// whose result for NaN inputs may differ from PyTorch's NaN propagation.)
+at::Tensor XLANativeFunctions::scatter_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                              const at::Tensor& src, c10::string_view reduce, bool include_self) {
+  XLA_COUNT("scatter_reduce");
+  const char* op = "scatter_reduce";
+  TORCH_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin", op,
+              "(): reduce argument must be either sum, prod, mean, amax or amin, got ", std::string(reduce));
+  CheckScatter(self, dim, index, &src, op);
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  if (index.numel() == 0) return AtenFromIr(x->GetIrValue(), x->device());
+  return Checked(op, [&] {
+    // A 0-dim self works as a 1-element vector.
+    const bool scalar = s.rank() == 0;
+    const int64_t rank = scalar ? 1 : s.rank();
+    const int64_t d = scalar ? 0 : WrapDim(dim, s.rank(), op);
+    std::vector<int64_t> idx_dims = scalar ? std::vector<int64_t>{1} : index.sizes().vec();
+    Value self_v = ir::Reshape(x->GetIrValue(), scalar ? std::vector<int64_t>{1} : s.dims);
+    Value updates = ir::Reshape(SourceUpdates(self, index, src, op), idx_dims);
+    Value coords = Coordinates(ir::Reshape(IndexValue(index, scalar ? 1 : s.dims[d], op), idx_dims), d);
+    auto scatter = [&](ScatterKind kind, const Value& base, const Value& values) {
+      return ir::Scatter(kind, base, coords, values, {}, Range(0, rank), Range(0, rank), rank);
+    };
+    Value base = self_v;
+    Value result;
+    if (reduce == "amax" || reduce == "amin") {
+      ScatterKind kind = reduce == "amax" ? ScatterKind::kMax : ScatterKind::kMin;
+      // Without self: first put one of the values at each target, then reduce all of them.
+      if (!include_self) base = scatter(ScatterKind::kReplace, base, updates);
+      result = scatter(kind, base, updates);
+    } else {
+      const bool is_prod = reduce == "prod";
+      if (!include_self) base = scatter(ScatterKind::kReplace, base, Like(is_prod ? 1 : 0, updates));
+      result = scatter(is_prod ? ScatterKind::kMultiply : ScatterKind::kAdd, base, updates);
+      if (reduce == "mean") {
+        Shape count_shape(s.type, self_v.shape().dims);
+        Value counts = scatter(ScatterKind::kAdd, ir::Constant(include_self ? 1 : 0, count_shape),
+                               ir::Constant(1, updates.shape()));
+        counts = ir::Select(ir::Compare(ir::CompareDirection::kEq, counts, Like(0, counts)), Like(1, counts), counts);
+        Value q = ir::Binary(ir::op::kDivide, result, counts);
+        if (!IsFloat(s.type)) {
+          // Integer mean rounds down, as PyTorch's floor division (counts are positive).
+          Value rem = ir::Binary(ir::op::kRemainder, result, counts);
+          Value adjust = ir::Binary(ir::op::kAnd, ir::Compare(ir::CompareDirection::kNe, rem, Like(0, rem)),
+                                    ir::Compare(ir::CompareDirection::kLt, result, Like(0, result)));
+          q = ir::Select(adjust, ir::Binary(ir::op::kSubtract, q, Like(1, q)), q);
+        }
+        result = q;
+      }
+    }
+    return AtenFromIr(ir::Reshape(result, s.dims), x->device());
+  });
+}
+
 // ---- index_select, index_add -----------------------------------------------------------
 at::Tensor XLANativeFunctions::index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
   XLA_COUNT("index_select");
