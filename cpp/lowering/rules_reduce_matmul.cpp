@@ -1,6 +1,7 @@
 // Lowering rules of reductions and of dot_general.
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "ir/builder.h"
 #include "lowering/lowering_context.h"
@@ -31,6 +32,26 @@ double InitValue(ReduceKind kind, ElementType type) {
   return 0;
 }
 
+// The init value as a constant. Integer max/min bounds are written exactly: a double
+// cannot hold INT64_MAX, and converting 2^63 back to int64 overflows.
+Ssa InitConstant(LoweringContext& ctx, ReduceKind kind, ElementType type) {
+  Shape scalar(type, {});
+  bool integral = !runtime::IsFloating(type) && !runtime::IsComplex(type) && type != ElementType::kPred;
+  if (integral && (kind == ReduceKind::kMax || kind == ReduceKind::kMin)) {
+    int bits = static_cast<int>(runtime::ElementSize(type) * 8);
+    std::string literal;
+    if (runtime::IsUnsigned(type)) {
+      literal = kind == ReduceKind::kMax ? "0" : std::to_string(bits == 64 ? ~0ull : (1ull << bits) - 1);
+    } else if (kind == ReduceKind::kMax) {
+      literal = std::to_string(bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1)));
+    } else {
+      literal = std::to_string(bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1);
+    }
+    return ctx.Emit("stablehlo.constant", {}, scalar, "value = dense<" + literal + "> : " + scalar.ToMlir());
+  }
+  return ctx.Constant(scalar, InitValue(kind, type));
+}
+
 const char* CombinerOp(ReduceKind kind) {
   switch (kind) {
     case ReduceKind::kSum: return "stablehlo.add";
@@ -48,7 +69,7 @@ std::vector<Ssa> LowerReduce(LoweringContext& ctx, const Node& node, const std::
   const auto& a = node.attrs().ints;
   ElementType type = node.shape().type;
   std::vector<int64_t> dims(a.begin() + 1, a.end());
-  Ssa init = ctx.Constant(Shape(type, {}), InitValue(static_cast<ReduceKind>(a[0]), type));
+  Ssa init = InitConstant(ctx, static_cast<ReduceKind>(a[0]), type);
   std::string region = ctx.BinaryRegion(CombinerOp(static_cast<ReduceKind>(a[0])), type);
   return ctx.EmitWithRegion("stablehlo.reduce", {operands[0], init}, {node.shape()}, region,
                             "dimensions = " + I64Array(dims));

@@ -1,0 +1,622 @@
+// Indexing and sorting kernels: index_select, index_add, gather, scatter, advanced
+// indexing (index, index_put), masked_fill, embedding backward, sort, topk.
+//
+// Indices are checked on the host for dtype and shape only: their values live on the
+// device. Negative indices wrap as in PyTorch. Out-of-range indices do not raise (as
+// they do on the CPU): reads (gather, index_select, index) clamp them into range,
+// writes (scatter, scatter_add, index_add, index_put, embedding backward) drop them,
+// which is XLA's behaviour for stablehlo.gather / stablehlo.scatter.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "XLANativeFunctions.h"
+#include "aten/kernel_util.h"
+#include "aten/reduce_util.h"
+#include "aten/transfer.h"
+#include "ir/builder_indexing.h"
+#include "runtime/metrics.h"
+
+namespace torch_xla {
+namespace {
+
+using ir::ScatterKind;
+using ir::Shape;
+using ir::Value;
+using runtime::ElementType;
+using namespace reduce_util;
+
+void CheckIndexType(const at::Tensor& index, const char* op, bool allow_int32) {
+  at::ScalarType t = index.scalar_type();
+  TORCH_CHECK(t == at::kLong || (allow_int32 && t == at::kInt), op, "(): Expected dtype int64",
+              allow_int32 ? " or int32" : "", " for index, got ", DescribeTensor(index));
+}
+
+// The index values as s64 with negative ones wrapped for a dimension of `size`.
+Value IndexValue(const at::Tensor& index, int64_t size, const char* op) {
+  Value v = ir::Convert(GetXlaTensor(index, op)->GetIrValue(), ElementType::kS64);
+  return WrapIndex(v, size);
+}
+
+// The same for advanced indexing, where PyTorch also takes index tensors on the CPU
+// (x[torch.tensor([0, 2])]): those are uploaded to `device`.
+Value AdvancedIndexValue(const at::Tensor& index, int64_t size, int device, const char* op) {
+  if (IsXlaTensor(index)) return IndexValue(index, size, op);
+  TORCH_CHECK(index.device().is_cpu(), op, ": index tensors must be on the XLA device or the CPU, got ",
+              index.device());
+  Value v = FromCpuTensor(index.contiguous(), device)->GetIrValue();
+  return WrapIndex(ir::Convert(v, ElementType::kS64), size);
+}
+
+std::vector<int64_t> Range(int64_t begin, int64_t end) {
+  std::vector<int64_t> r;
+  for (int64_t i = begin; i < end; ++i) r.push_back(i);
+  return r;
+}
+
+// Full coordinates for gather/scatter along `dim`: [*index.shape, rank], with the
+// (wrapped) index at `dim` and the position itself elsewhere.
+Value Coordinates(const Value& index, int64_t dim) {
+  const auto& dims = index.shape().dims;
+  int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> one = dims;
+  one.push_back(1);
+  std::vector<Value> parts;
+  for (int64_t i = 0; i < rank; ++i) {
+    Value c = i == dim ? index : ir::Iota(Shape(ElementType::kS64, dims), i);
+    parts.push_back(ir::Reshape(c, one));
+  }
+  return ir::Concatenate(parts, rank);
+}
+
+// Shape checks of gather / scatter: same rank, index.size(d) <= self.size(d) for d != dim
+// (and <= src.size(d) for every d).
+void CheckGatherShapes(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor* src,
+                       const char* op) {
+  TORCH_CHECK(index.dim() == self.dim() || (index.dim() <= 1 && self.dim() <= 1), op,
+              "(): Index tensor must have the same number of dimensions as ", src ? "self" : "input", " tensor (",
+              DescribeTensor(self), " and index ", DescribeTensor(index), ")");
+  for (int64_t d = 0; d < index.dim(); ++d) {
+    if (d != dim)
+      TORCH_CHECK(index.size(d) <= (self.dim() ? self.size(d) : 1), op, "(): Size does not match at dimension ", d,
+                  " expected index ", DescribeTensor(index), " to be no larger than self ", DescribeTensor(self),
+                  " apart from dimension ", dim);
+    if (src)
+      TORCH_CHECK(index.size(d) <= (src->dim() ? src->size(d) : 1), op, "(): Expected index ",
+                  DescribeTensor(index), " to be no larger than src ", DescribeTensor(*src), " in dimension ", d);
+  }
+}
+
+at::Tensor GatherImpl(const at::Tensor& self, int64_t dim, const at::Tensor& index, const char* op) {
+  CheckIndexType(index, op, false);
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  int64_t d = WrapDim(dim, self.dim(), op);
+  CheckGatherShapes(self, d, index, nullptr, op);
+  const Shape& s = x->shape();
+  std::vector<int64_t> out_dims(index.sizes().begin(), index.sizes().end());
+  if (index.numel() == 0) return AtenFromIr(ir::Constant(0, Shape(s.type, out_dims)), x->device());
+  return Checked(op, [&] {
+    // A 0-dim self has one element: every (clamped) index reads it.
+    if (s.rank() == 0) return AtenFromIr(ir::Broadcast(x->GetIrValue(), out_dims), x->device());
+    Value coords = Coordinates(IndexValue(index, s.dims[d], op), d);
+    int64_t rank = s.rank();
+    return AtenFromIr(ir::Gather(x->GetIrValue(), coords, {}, Range(0, rank), Range(0, rank), rank,
+                                 std::vector<int64_t>(rank, 1)),
+                      x->device());
+  });
+}
+
+// self with `updates` (index-shaped) combined in at (index along dim).
+at::Tensor ScatterImpl(const at::Tensor& self, int64_t dim, const at::Tensor& index, const Value& updates,
+                       ScatterKind kind, const char* op) {
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  int64_t d = WrapDim(dim, self.dim(), op);
+  if (index.numel() == 0) return AtenFromIr(x->GetIrValue(), x->device());
+  return Checked(op, [&] {
+    if (s.rank() == 0) {
+      Value u = ir::Reshape(updates, {});
+      switch (kind) {
+        case ScatterKind::kAdd: return AtenFromIr(ir::Binary(ir::op::kAdd, x->GetIrValue(), u), x->device());
+        case ScatterKind::kMultiply:
+          return AtenFromIr(ir::Binary(ir::op::kMultiply, x->GetIrValue(), u), x->device());
+        default: return AtenFromIr(u, x->device());
+      }
+    }
+    Value coords = Coordinates(IndexValue(index, s.dims[d], op), d);
+    int64_t rank = s.rank();
+    return AtenFromIr(ir::Scatter(kind, x->GetIrValue(), coords, updates, {}, Range(0, rank), Range(0, rank), rank),
+                      x->device());
+  });
+}
+
+// src cut to the index's shape, in self's type.
+Value SourceUpdates(const at::Tensor& self, const at::Tensor& index, const at::Tensor& src, const char* op) {
+  TORCH_CHECK(src.scalar_type() == self.scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype (",
+              DescribeTensor(self), " and src ", DescribeTensor(src), ")");
+  Value v = GetXlaTensor(src, op)->GetIrValue();
+  std::vector<int64_t> limit(index.sizes().begin(), index.sizes().end());
+  if (v.shape().rank() != static_cast<int64_t>(limit.size())) return ir::Reshape(v, limit);
+  return ir::Slice(v, std::vector<int64_t>(limit.size(), 0), limit, std::vector<int64_t>(limit.size(), 1));
+}
+
+Value ScalarUpdates(const at::Tensor& self, const at::Tensor& index, const at::Scalar& value) {
+  std::vector<int64_t> dims(index.sizes().begin(), index.sizes().end());
+  return ir::Broadcast(IrScalar(value, ElementTypeOf(self.scalar_type())), dims);
+}
+
+ScatterKind ReduceKindOf(c10::string_view reduce, const char* op) {
+  if (reduce == "add") return ScatterKind::kAdd;
+  if (reduce == "multiply") return ScatterKind::kMultiply;
+  TORCH_CHECK(false, op, "(): reduce argument must be either add or multiply, got ", std::string(reduce));
+}
+
+void CheckScatter(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor* src,
+                  const char* op) {
+  CheckIndexType(index, op, false);
+  int64_t d = WrapDim(dim, self.dim(), op);
+  CheckGatherShapes(self, d, index, src, op);
+}
+
+}  // namespace
+
+// ---- gather, scatter -----------------------------------------------------------------
+at::Tensor XLANativeFunctions::gather(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                      bool /*sparse_grad*/) {
+  XLA_COUNT("gather");
+  return GatherImpl(self, dim, index, "gather");
+}
+
+at::Tensor XLANativeFunctions::scatter(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                       const at::Tensor& src) {
+  XLA_COUNT("scatter");
+  CheckScatter(self, dim, index, &src, "scatter");
+  return ScatterImpl(self, dim, index, SourceUpdates(self, index, src, "scatter"), ScatterKind::kReplace, "scatter");
+}
+
+at::Tensor XLANativeFunctions::scatter(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                       const at::Scalar& value) {
+  XLA_COUNT("scatter");
+  CheckScatter(self, dim, index, nullptr, "scatter");
+  return ScatterImpl(self, dim, index, ScalarUpdates(self, index, value), ScatterKind::kReplace, "scatter");
+}
+
+at::Tensor XLANativeFunctions::scatter(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                       const at::Tensor& src, c10::string_view reduce) {
+  XLA_COUNT("scatter");
+  ScatterKind kind = ReduceKindOf(reduce, "scatter");
+  CheckScatter(self, dim, index, &src, "scatter");
+  return ScatterImpl(self, dim, index, SourceUpdates(self, index, src, "scatter"), kind, "scatter");
+}
+
+at::Tensor XLANativeFunctions::scatter(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                       const at::Scalar& value, c10::string_view reduce) {
+  XLA_COUNT("scatter");
+  ScatterKind kind = ReduceKindOf(reduce, "scatter");
+  CheckScatter(self, dim, index, nullptr, "scatter");
+  return ScatterImpl(self, dim, index, ScalarUpdates(self, index, value), kind, "scatter");
+}
+
+at::Tensor XLANativeFunctions::scatter_add(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                           const at::Tensor& src) {
+  XLA_COUNT("scatter_add");
+  CheckScatter(self, dim, index, &src, "scatter_add");
+  return ScatterImpl(self, dim, index, SourceUpdates(self, index, src, "scatter_add"), ScatterKind::kAdd,
+                     "scatter_add");
+}
+
+// scatter_reduce: reduce "sum", "prod", "mean", "amax" or "amin" of the src values at
+// each index, with self's value too when include_self. (amax / amin use XLA's max / min,
+// whose result for NaN inputs may differ from PyTorch's NaN propagation.)
+at::Tensor XLANativeFunctions::scatter_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                              const at::Tensor& src, c10::string_view reduce, bool include_self) {
+  XLA_COUNT("scatter_reduce");
+  const char* op = "scatter_reduce";
+  TORCH_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin", op,
+              "(): reduce argument must be either sum, prod, mean, amax or amin, got ", std::string(reduce));
+  CheckScatter(self, dim, index, &src, op);
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  if (index.numel() == 0) return AtenFromIr(x->GetIrValue(), x->device());
+  return Checked(op, [&] {
+    // A 0-dim self works as a 1-element vector.
+    const bool scalar = s.rank() == 0;
+    const int64_t rank = scalar ? 1 : s.rank();
+    const int64_t d = scalar ? 0 : WrapDim(dim, s.rank(), op);
+    std::vector<int64_t> idx_dims = scalar ? std::vector<int64_t>{1} : index.sizes().vec();
+    Value self_v = ir::Reshape(x->GetIrValue(), scalar ? std::vector<int64_t>{1} : s.dims);
+    Value updates = ir::Reshape(SourceUpdates(self, index, src, op), idx_dims);
+    Value coords = Coordinates(ir::Reshape(IndexValue(index, scalar ? 1 : s.dims[d], op), idx_dims), d);
+    auto scatter = [&](ScatterKind kind, const Value& base, const Value& values) {
+      return ir::Scatter(kind, base, coords, values, {}, Range(0, rank), Range(0, rank), rank);
+    };
+    Value base = self_v;
+    Value result;
+    if (reduce == "amax" || reduce == "amin") {
+      ScatterKind kind = reduce == "amax" ? ScatterKind::kMax : ScatterKind::kMin;
+      // Without self: first put one of the values at each target, then reduce all of them.
+      if (!include_self) base = scatter(ScatterKind::kReplace, base, updates);
+      result = scatter(kind, base, updates);
+    } else {
+      const bool is_prod = reduce == "prod";
+      if (!include_self) base = scatter(ScatterKind::kReplace, base, Like(is_prod ? 1 : 0, updates));
+      result = scatter(is_prod ? ScatterKind::kMultiply : ScatterKind::kAdd, base, updates);
+      if (reduce == "mean") {
+        Shape count_shape(s.type, self_v.shape().dims);
+        Value counts = scatter(ScatterKind::kAdd, ir::Constant(include_self ? 1 : 0, count_shape),
+                               ir::Constant(1, updates.shape()));
+        counts = ir::Select(ir::Compare(ir::CompareDirection::kEq, counts, Like(0, counts)), Like(1, counts), counts);
+        Value q = ir::Binary(ir::op::kDivide, result, counts);
+        if (!IsFloat(s.type)) {
+          // Integer mean rounds down, as PyTorch's floor division (counts are positive).
+          Value rem = ir::Binary(ir::op::kRemainder, result, counts);
+          Value adjust = ir::Binary(ir::op::kAnd, ir::Compare(ir::CompareDirection::kNe, rem, Like(0, rem)),
+                                    ir::Compare(ir::CompareDirection::kLt, result, Like(0, result)));
+          q = ir::Select(adjust, ir::Binary(ir::op::kSubtract, q, Like(1, q)), q);
+        }
+        result = q;
+      }
+    }
+    return AtenFromIr(ir::Reshape(result, s.dims), x->device());
+  });
+}
+
+// ---- index_select, index_add -----------------------------------------------------------
+at::Tensor XLANativeFunctions::index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  XLA_COUNT("index_select");
+  const char* op = "index_select";
+  CheckIndexType(index, op, true);
+  TORCH_CHECK(index.dim() <= 1, "index_select(): Index is supposed to be a vector, got ", DescribeTensor(index));
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  int64_t d = WrapDim(dim, s.rank(), op);
+  int64_t n = index.numel();
+  if (s.rank() == 0) {
+    // As in PyTorch: a 0-dim self takes one index and gives a 0-dim result.
+    TORCH_CHECK(n == 1, "index_select(): Index to scalar can have only 1 value, got ", n,
+                " value(s)");
+    return AtenFromIr(x->GetIrValue(), x->device());
+  }
+  std::vector<int64_t> out_dims = s.dims;
+  out_dims[d] = n;
+  if (n == 0 || s.numel() == 0) {
+    TORCH_CHECK(n == 0 || s.dims[d] > 0, "index_select(): index out of range in self (", DescribeTensor(self),
+                ", index ", DescribeTensor(index), ")");
+    return AtenFromIr(ir::Constant(0, Shape(s.type, out_dims)), x->device());
+  }
+  return Checked(op, [&] {
+    Value idx = ir::Reshape(IndexValue(index, s.dims[d], op), {n, 1});
+    std::vector<int64_t> slice = s.dims;
+    slice[d] = 1;
+    std::vector<int64_t> offset_dims;
+    for (int64_t i = 0; i < s.rank(); ++i)
+      if (i != d) offset_dims.push_back(i);
+    return AtenFromIr(ir::Gather(x->GetIrValue(), idx, offset_dims, {d}, {d}, 1, slice), x->device());
+  });
+}
+
+at::Tensor XLANativeFunctions::index_add(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                         const at::Tensor& source, const at::Scalar& alpha) {
+  XLA_COUNT("index_add");
+  const char* op = "index_add";
+  CheckIndexType(index, op, true);
+  TORCH_CHECK(index.dim() <= 1, "index_add(): Index is supposed to be a vector, got ", DescribeTensor(index));
+  TORCH_CHECK(source.scalar_type() == self.scalar_type(), "index_add(): self (", DescribeTensor(self),
+              ") and source (", DescribeTensor(source), ") must have the same scalar type");
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  int64_t d = WrapDim(dim, s.rank(), op);
+  int64_t n = index.numel();
+  bool shapes_ok = source.dim() == self.dim() || (self.dim() == 0 && source.numel() == 1);
+  for (int64_t i = 0; shapes_ok && i < self.dim(); ++i)
+    shapes_ok = source.size(i) == (i == d ? n : self.size(i));
+  TORCH_CHECK(shapes_ok, "index_add(): source ", DescribeTensor(source), " does not match self ",
+              DescribeTensor(self), " with ", n, " indices along dimension ", d);
+  if (n == 0) return AtenFromIr(x->GetIrValue(), x->device());
+  return Checked(op, [&] {
+    Value src = GetXlaTensor(source, op)->GetIrValue();
+    if (alpha.toDouble() != 1.0)
+      src = ir::Binary(ir::op::kMultiply, src, ir::Broadcast(IrScalar(alpha, s.type), src.shape().dims));
+    if (s.rank() == 0) return AtenFromIr(ir::Binary(ir::op::kAdd, x->GetIrValue(), ir::Reshape(src, {})), x->device());
+    Value idx = ir::Reshape(IndexValue(index, s.dims[d], op), {n, 1});
+    std::vector<int64_t> window;
+    for (int64_t i = 0; i < s.rank(); ++i)
+      if (i != d) window.push_back(i);
+    return AtenFromIr(ir::Scatter(ScatterKind::kAdd, x->GetIrValue(), idx, src, window, {d}, {d}, 1), x->device());
+  });
+}
+
+// ---- embedding backward ---------------------------------------------------------------
+at::Tensor XLANativeFunctions::embedding_dense_backward(const at::Tensor& grad_output, const at::Tensor& indices,
+                                                        int64_t num_weights, int64_t padding_idx,
+                                                        bool scale_grad_by_freq) {
+  XLA_COUNT("embedding_dense_backward");
+  const char* op = "embedding_dense_backward";
+  CheckIndexType(indices, op, true);
+  TORCH_CHECK(grad_output.dim() >= 1 && grad_output.dim() == indices.dim() + 1, op, ": grad_output ",
+              DescribeTensor(grad_output), " does not match indices ", DescribeTensor(indices));
+  for (int64_t i = 0; i < indices.dim(); ++i)
+    TORCH_CHECK(grad_output.size(i) == indices.size(i), op, ": grad_output ", DescribeTensor(grad_output),
+                " does not match indices ", DescribeTensor(indices));
+  TORCH_CHECK(num_weights >= 0, op, ": num_weights must be non-negative, got ", num_weights);
+  XlaTensorPtr g = GetXlaTensor(grad_output, op);
+  ElementType type = g->shape().type;
+  int64_t dim = grad_output.size(-1);
+  int64_t n = indices.numel();
+  Value zeros = ir::Constant(0, Shape(type, {num_weights, dim}));
+  if (n == 0 || num_weights == 0) return AtenFromIr(zeros, g->device());
+  return Checked(op, [&] {
+    Value idx = ir::Reshape(ir::Convert(GetXlaTensor(indices, op)->GetIrValue(), ElementType::kS64), {n});
+    Value grad = ir::Reshape(g->GetIrValue(), {n, dim});
+    if (padding_idx >= 0) {
+      Value is_pad = ir::Compare(ir::CompareDirection::kEq, idx, Like(static_cast<double>(padding_idx), idx));
+      Value pad_rows = ir::BroadcastInDim(is_pad, {n, dim}, {0});
+      grad = ir::Select(pad_rows, Like(0, grad), grad);
+    }
+    Value idx2 = ir::Reshape(idx, {n, 1});
+    if (scale_grad_by_freq) {
+      // Each row divided by how often its index occurs.
+      Value ones = ir::Constant(1, Shape(type, {n}));
+      Value counts = ir::Scatter(ScatterKind::kAdd, ir::Constant(0, Shape(type, {num_weights})), idx2, ones, {}, {0},
+                                 {0}, 1);
+      Value freq = ir::Gather(counts, idx2, {}, {0}, {0}, 1, {1});
+      grad = ir::Binary(ir::op::kDivide, grad, ir::BroadcastInDim(freq, {n, dim}, {0}));
+    }
+    return AtenFromIr(ir::Scatter(ScatterKind::kAdd, zeros, idx2, grad, {1}, {0}, {0}, 1), g->device());
+  });
+}
+
+// ---- masked_fill ------------------------------------------------------------------------
+namespace {
+
+at::Tensor MaskedFill(const at::Tensor& self, const at::Tensor& mask, const Value& value, int device) {
+  const char* op = "masked_fill";
+  TORCH_CHECK(mask.scalar_type() == at::kBool, op, ": expected a bool mask, got ", DescribeTensor(mask));
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  return Checked(op, [&] {
+    const auto& dims = x->shape().dims;
+    std::vector<int64_t> out = ir::BroadcastDims(dims, mask.sizes().vec(), op);
+    TORCH_CHECK(out == dims, op, ": mask ", DescribeTensor(mask), " cannot be broadcast to self ",
+                DescribeTensor(self), " (an in-place op cannot grow self)");
+    Value m = ir::Broadcast(IrOperand(mask, ElementType::kPred, op), dims);
+    return AtenFromIr(ir::Select(m, ir::Broadcast(value, dims), x->GetIrValue()), device);
+  });
+}
+
+}  // namespace
+
+at::Tensor XLANativeFunctions::masked_fill(const at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
+  XLA_COUNT("masked_fill");
+  int device = CommonDevice({&self, &mask}, "masked_fill");
+  return MaskedFill(self, mask, IrScalar(value, ElementTypeOf(self.scalar_type())), device);
+}
+
+at::Tensor XLANativeFunctions::masked_fill(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+  XLA_COUNT("masked_fill");
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  int device = CommonDevice({&self, &mask, &value}, "masked_fill");
+  return MaskedFill(self, mask, IrOperand(value, ElementTypeOf(self.scalar_type()), "masked_fill"), device);
+}
+
+// ---- advanced indexing: index, index_put ---------------------------------------------------
+namespace {
+
+// The integer index tensors of x[indices] as one gather/scatter description.
+struct Advanced {
+  std::vector<int64_t> positions;    // indexed dimensions of self, increasing
+  std::vector<int64_t> batch;        // the broadcast shape of the index tensors
+  Value coords;                      // [*batch, positions.size()], s64, wrapped
+  std::vector<int64_t> offset_dims;  // where self's other dimensions go in the result
+  std::vector<int64_t> slice_sizes;
+  std::vector<int64_t> result_dims;
+};
+
+bool HasMask(const c10::List<std::optional<at::Tensor>>& indices) {
+  for (std::optional<at::Tensor> t : indices)
+    if (t && t->defined() && (t->scalar_type() == at::kBool || t->scalar_type() == at::kByte)) return true;
+  return false;
+}
+
+Advanced Describe(const Shape& s, const c10::List<std::optional<at::Tensor>>& indices, int device, const char* op) {
+  TORCH_CHECK(static_cast<int64_t>(indices.size()) <= s.rank(), op, ": too many indices for tensor of dimension ",
+              s.rank(), " (got ", indices.size(), ")");
+  Advanced a;
+  std::vector<at::Tensor> tensors;
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    std::optional<at::Tensor> t = indices.get(i);
+    if (!t || !t->defined()) continue;
+    CheckIndexType(*t, op, true);
+    a.positions.push_back(static_cast<int64_t>(i));
+    tensors.push_back(*t);
+  }
+  TORCH_CHECK(!tensors.empty(), op, ": expected at least one index tensor");
+  for (const at::Tensor& t : tensors) a.batch = ir::BroadcastDims(a.batch, t.sizes().vec(), op);
+  std::vector<int64_t> one = a.batch;
+  one.push_back(1);
+  std::vector<Value> parts;
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    int64_t size = s.dims[a.positions[k]];
+    Value v = ir::Broadcast(AdvancedIndexValue(tensors[k], size, device, op), a.batch);
+    parts.push_back(ir::Reshape(v, one));
+  }
+  a.coords = ir::Concatenate(parts, static_cast<int64_t>(a.batch.size()));
+  bool consecutive = a.positions.back() - a.positions.front() + 1 == static_cast<int64_t>(a.positions.size());
+  int64_t nb = static_cast<int64_t>(a.batch.size());
+  int64_t first = consecutive ? a.positions.front() : 0;
+  // Result: self's dims before `first`, the batch, then the remaining dims of self.
+  a.slice_sizes = s.dims;
+  for (int64_t p : a.positions) a.slice_sizes[p] = 1;
+  std::vector<int64_t> rest;
+  for (int64_t i = 0; i < s.rank(); ++i)
+    if (std::find(a.positions.begin(), a.positions.end(), i) == a.positions.end()) rest.push_back(i);
+  for (std::size_t r = 0; r < rest.size(); ++r) {
+    int64_t p = static_cast<int64_t>(r);
+    a.offset_dims.push_back(p < first ? p : p + nb);
+  }
+  int64_t rank = nb + static_cast<int64_t>(rest.size());
+  a.result_dims.assign(rank, 0);
+  std::size_t r = 0, b = 0;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (r < a.offset_dims.size() && a.offset_dims[r] == i)
+      a.result_dims[i] = s.dims[rest[r++]];
+    else
+      a.result_dims[i] = a.batch[b++];
+  }
+  return a;
+}
+
+std::vector<at::Tensor> CpuIndices(const c10::List<std::optional<at::Tensor>>& indices) {
+  std::vector<at::Tensor> out;
+  for (std::optional<at::Tensor> t : indices) out.push_back(t && t->defined() ? t->cpu() : at::Tensor());
+  return out;
+}
+
+c10::List<std::optional<at::Tensor>> ToOptionalList(const std::vector<at::Tensor>& v) {
+  c10::List<std::optional<at::Tensor>> out;
+  for (const at::Tensor& t : v) out.push_back(t.defined() ? std::optional<at::Tensor>(t) : std::nullopt);
+  return out;
+}
+
+}  // namespace
+
+at::Tensor XLANativeFunctions::index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  const char* op = "index";
+  if (HasMask(indices)) {
+    // x[mask] has a data-dependent shape: computed on the CPU, like any fallback op.
+    static metrics::Counter* fallback = metrics::GetCounter("aten::index");
+    fallback->Add();
+    return at::index(self.cpu(), ToOptionalList(CpuIndices(indices))).to(self.device());
+  }
+  XLA_COUNT("index");
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  return Checked(op, [&] {
+    Advanced a = Describe(s, indices, x->device(), op);
+    int64_t numel = 1;
+    for (int64_t d : a.result_dims) numel *= d;
+    if (numel == 0) return AtenFromIr(ir::Constant(0, Shape(s.type, a.result_dims)), x->device());
+    return AtenFromIr(ir::Gather(x->GetIrValue(), a.coords, a.offset_dims, a.positions, a.positions,
+                                 static_cast<int64_t>(a.batch.size()), a.slice_sizes),
+                      x->device());
+  });
+}
+
+at::Tensor XLANativeFunctions::index_put(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                                         const at::Tensor& values, bool accumulate) {
+  const char* op = "index_put";
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(), "Index put requires the source and destination dtypes match, "
+              "got ", DescribeTensor(self), " for the destination and ", DescribeTensor(values), " for the source.");
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  if (HasMask(indices)) {
+    // x[mask] = v with one bool mask and a single value is a select; anything else has a
+    // data-dependent shape and runs on the CPU.
+    int masks = 0, position = -1;
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+      std::optional<at::Tensor> t = indices.get(i);
+      if (t && t->defined()) {
+        ++masks;
+        position = static_cast<int>(i);
+      }
+    }
+    std::optional<at::Tensor> mask = masks == 1 ? indices.get(position) : std::nullopt;
+    bool simple = mask && mask->scalar_type() == at::kBool && values.numel() == 1 &&
+                  position + mask->dim() <= s.rank();
+    for (int64_t i = 0; simple && i < mask->dim(); ++i) simple = mask->size(i) == s.dims[position + i];
+    if (!simple) {
+      static metrics::Counter* fallback = metrics::GetCounter("aten::index_put");
+      fallback->Add();
+      at::Tensor r = at::index_put(self.cpu(), ToOptionalList(CpuIndices(indices)), values.cpu(), accumulate);
+      return r.to(self.device());
+    }
+    XLA_COUNT("index_put");
+    return Checked(op, [&] {
+      std::vector<int64_t> bdims;
+      for (int64_t i = 0; i < mask->dim(); ++i) bdims.push_back(position + i);
+      Value m = IsXlaTensor(*mask) ? GetXlaTensor(*mask, op)->GetIrValue()
+                                   : FromCpuTensor(mask->contiguous(), x->device())->GetIrValue();
+      m = ir::BroadcastInDim(m, s.dims, bdims);
+      Value v = ir::Broadcast(ir::Reshape(IrOperand(values, s.type, op), {}), s.dims);
+      Value base = x->GetIrValue();
+      if (accumulate) v = ir::Binary(ir::op::kAdd, base, v);
+      return AtenFromIr(ir::Select(m, v, base), x->device());
+    });
+  }
+  XLA_COUNT("index_put");
+  return Checked(op, [&] {
+    Advanced a = Describe(s, indices, x->device(), op);
+    int64_t numel = 1;
+    for (int64_t d : a.result_dims) numel *= d;
+    if (numel == 0) return AtenFromIr(x->GetIrValue(), x->device());
+    Value v = IrOperand(values, s.type, op);
+    std::vector<int64_t> target = ir::BroadcastDims(a.result_dims, v.shape().dims, op);
+    TORCH_CHECK(target == a.result_dims, op, ": shape mismatch: value tensor ", DescribeTensor(values),
+                " cannot be broadcast to indexing result of shape ", ir::DimsToString(a.result_dims));
+    v = ir::Broadcast(v, a.result_dims);
+    return AtenFromIr(ir::Scatter(accumulate ? ScatterKind::kAdd : ScatterKind::kReplace, x->GetIrValue(), a.coords,
+                                  v, a.offset_dims, a.positions, a.positions, static_cast<int64_t>(a.batch.size())),
+                      x->device());
+  });
+}
+
+// ---- sort, topk ----------------------------------------------------------------------------
+namespace {
+
+std::tuple<at::Tensor, at::Tensor> SortImpl(const at::Tensor& self, int64_t dim, bool descending, const char* op) {
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  int64_t d = WrapDim(dim, s.rank(), op);
+  Value v = x->GetIrValue();
+  if (s.rank() == 0 || s.dims[d] <= 1) {
+    Value zeros = ir::Constant(0, Shape(ElementType::kS64, s.dims));
+    return {AtenFromIr(v, x->device()), AtenFromIr(zeros, x->device())};
+  }
+  return Checked(op, [&] {
+    Value iota = ir::Iota(Shape(ElementType::kS64, s.dims), d);
+    std::vector<Value> sorted = ir::Sort({v, iota}, d, descending);
+    return std::make_tuple(AtenFromIr(sorted[0], x->device()), AtenFromIr(sorted[1], x->device()));
+  });
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::sort(const at::Tensor& self, int64_t dim, bool descending) {
+  XLA_COUNT("sort");
+  return SortImpl(self, dim, descending, "sort");
+}
+
+std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::sort(const at::Tensor& self, std::optional<bool> /*stable*/,
+                                                            int64_t dim, bool descending) {
+  // Always stable: equal elements keep their order, as PyTorch's CPU sort does.
+  XLA_COUNT("sort");
+  return SortImpl(self, dim, descending, "sort");
+}
+
+std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::topk(const at::Tensor& self, int64_t k, int64_t dim,
+                                                            bool largest, bool /*sorted*/) {
+  XLA_COUNT("topk");
+  const char* op = "topk";
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  int64_t d = WrapDim(dim, s.rank(), op);
+  int64_t size = s.rank() == 0 ? 1 : s.dims[d];
+  TORCH_CHECK(k >= 0 && k <= size, "topk(): selected index k out of range (k = ", k, ", input ",
+              DescribeTensor(self), ", dim ", d, ")");
+  Value v = x->GetIrValue();
+  if (s.rank() == 0) {
+    return {AtenFromIr(v, x->device()), AtenFromIr(ir::Constant(0, Shape(ElementType::kS64, {})), x->device())};
+  }
+  return Checked(op, [&] {
+    Value iota = ir::Iota(Shape(ElementType::kS64, s.dims), d);
+    std::vector<Value> sorted = size > 1 ? ir::Sort({v, iota}, d, largest) : std::vector<Value>{v, iota};
+    std::vector<int64_t> start(s.rank(), 0), limit = s.dims, strides(s.rank(), 1);
+    limit[d] = k;
+    return std::make_tuple(AtenFromIr(ir::Slice(sorted[0], start, limit, strides), x->device()),
+                           AtenFromIr(ir::Slice(sorted[1], start, limit, strides), x->device()));
+  });
+}
+
+}  // namespace torch_xla

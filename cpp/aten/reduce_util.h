@@ -1,0 +1,47 @@
+#pragma once
+// Helpers shared by the reduction, indexing and sorting kernels
+// (aten/ops_reduce_matmul.cpp, aten/ops_indexing.cpp).
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+#include "aten/kernel_util.h"
+
+namespace torch_xla::reduce_util {
+
+using ir::Value;
+using runtime::ElementType;
+
+// The dimensions a reduction over `dim` reduces (all of them when `dim` is absent or
+// empty), wrapped; a 0-dim tensor accepts dim 0 / -1 and reduces nothing.
+std::vector<int64_t> ReducedDims(at::OptionalIntArrayRef dim, int64_t rank, const char* op);
+
+// Low-precision floats accumulate in f32, as PyTorch's CPU kernels do.
+ElementType AccumulationType(ElementType t);
+
+inline bool IsFloat(ElementType t) { return runtime::IsFloating(t); }
+
+// A splat constant with v's shape and type.
+Value Like(double value, const Value& v);
+
+// v != 0 as a predicate (v itself when it is one).
+Value NonZero(const Value& v);
+
+// x != x: true where v is NaN (only for floating types).
+Value IsNan(const Value& v);
+
+// A max / min reduction over `dims` that returns NaN when a reduced element is NaN
+// (PyTorch's semantics). Predicates reduce with or / and.
+Value MaxOrMin(const Value& v, const std::vector<int64_t>& dims, bool is_max);
+
+// The index along `dim` of the first max (min) element; a NaN counts as the max (min),
+// as in PyTorch. Returns the values reduced away (as MaxOrMin) in *values when not null.
+Value ArgMaxOrMin(const Value& v, int64_t dim, bool is_max, Value* values);
+
+// Broadcasts a value reduced over `reduced` back to `dims`.
+Value Unreduce(const Value& v, const std::vector<int64_t>& dims, const std::vector<int64_t>& reduced);
+
+// Wraps negative indices along a dimension of size `size` (index + size where index < 0).
+Value WrapIndex(const Value& index, int64_t size);
+
+}  // namespace torch_xla::reduce_util
