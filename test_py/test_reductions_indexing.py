@@ -665,3 +665,39 @@ def test_nonzero_and_unique_run_on_cpu():
   assert_same((values, inverse, counts), torch.unique(i, return_inverse=True, return_counts=True))
   assert_same(x.to(DEV)[x.to(DEV) > 0], x[x > 0])
   assert counter('aten::index') > 0
+
+
+@pytest.mark.parametrize('dtype', FLOATS, ids=ids)
+@pytest.mark.parametrize('p', [2, 1, 3, float('inf')])
+def test_norm(p, dtype):
+  x = make((3, 4), dtype, seed=21)
+  check(lambda t: t.norm(p), x, ops=['norm'])
+  check(lambda t: torch.norm(t, p=p, dim=1), x, ops=['norm'])
+  check(lambda t: torch.norm(t, p=p, dim=(0, 1), keepdim=True), x, ops=['norm'])
+  check(lambda t: torch.norm(t, p=p, dim=0, dtype=torch.float64), x, ops=['norm'])
+
+
+def test_norm_backward():
+  x = make((3, 4), torch.float32, seed=22)
+  check_grads(lambda t: t.norm(2, dim=1).sum() + t.norm(1), x)
+
+
+def test_norm_bad_dim_raises():
+  with pytest.raises((IndexError, RuntimeError), match='ange'):
+    torch.norm(torch.ones(2, 3, device=DEV), dim=5)
+
+
+def test_new_empty_strided():
+  x = make((2, 3), torch.bfloat16).to(DEV)
+  with lowered('new_empty_strided'):
+    y = x.new_empty_strided((4, 2), (2, 1))
+  assert y.device == x.device and y.dtype == torch.bfloat16 and y.shape == (4, 2)
+
+
+COUNTER_CASES.update({
+    'norm.Scalar': (lambda: _x().norm(), 'norm'),
+    'norm.ScalarOpt_dim': (lambda: torch.norm(_x(), 2, dim=1), 'norm'),
+    'norm.ScalarOpt_dtype': (lambda: torch.ops.aten.norm.ScalarOpt_dtype(_x(), 2, dtype=torch.float64), 'norm'),
+    'norm.ScalarOpt_dim_dtype': (lambda: torch.norm(_x(), 2, dim=1, dtype=torch.float64), 'norm'),
+    'new_empty_strided': (lambda: _x().new_empty_strided((2, 2), (2, 1)), 'new_empty_strided'),
+})

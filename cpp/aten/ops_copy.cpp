@@ -45,6 +45,14 @@ at::Tensor XLANativeFunctions::empty_strided(at::IntArrayRef size, at::IntArrayR
   return Full(size, 0, dtype.value_or(c10::typeMetaToScalarType(c10::get_default_dtype())), ordinal);
 }
 
+at::Tensor XLANativeFunctions::new_empty_strided(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
+                                                 std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                                                 std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  XLA_COUNT("new_empty_strided");
+  int ordinal = device ? OrdinalOf(*device) : GetXlaTensor(self, "new_empty_strided")->device();
+  return Full(size, 0, dtype.value_or(self.scalar_type()), ordinal);
+}
+
 at::Tensor XLANativeFunctions::_to_copy(const at::Tensor& self, std::optional<at::ScalarType> dtype,
                                         std::optional<at::Layout> layout, std::optional<at::Device> device,
                                         std::optional<bool> pin_memory, bool non_blocking,

@@ -591,4 +591,27 @@ at::Tensor XLANativeFunctions::linalg_vector_norm(const at::Tensor& self, const 
   return Finish(ir::Convert(r, out), s.dims, dims, keepdim, x->device());
 }
 
+// torch.norm / Tensor.norm with a numeric p: the vector norm (p = 2 when None).
+at::Tensor XLANativeFunctions::norm(const at::Tensor& self, const at::Scalar& p) {
+  XLA_COUNT("norm");
+  return linalg_vector_norm(self, p, at::OptionalIntArrayRef(), false, std::nullopt);
+}
+
+at::Tensor XLANativeFunctions::norm(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim,
+                                    bool keepdim) {
+  XLA_COUNT("norm");
+  return linalg_vector_norm(self, p.value_or(2), dim, keepdim, std::nullopt);
+}
+
+at::Tensor XLANativeFunctions::norm(const at::Tensor& self, const std::optional<at::Scalar>& p, at::ScalarType dtype) {
+  XLA_COUNT("norm");
+  return linalg_vector_norm(self, p.value_or(2), at::OptionalIntArrayRef(), false, dtype);
+}
+
+at::Tensor XLANativeFunctions::norm(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim,
+                                    bool keepdim, at::ScalarType dtype) {
+  XLA_COUNT("norm");
+  return linalg_vector_norm(self, p.value_or(2), dim, keepdim, dtype);
+}
+
 }  // namespace torch_xla
