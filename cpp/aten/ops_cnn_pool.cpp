@@ -5,10 +5,10 @@
 //                             the padded input ([.., oh, ow]); max_pool keeps a running
 //                             maximum and its flat index h*W + w (first maximum wins, a
 //                             NaN always wins, as in PyTorch's CPU kernel), avg_pool sums.
-//   their backward            the gradient of each offset is scattered back with a pad
-//                             (interior padding stride-1, low padding = the offset minus
-//                             the pooling padding, negative where it crops) and summed;
-//                             max_pool masks it with indices == that offset's index.
+//   their backward            the gradient of each offset (max_pool: masked by indices ==
+//                             that offset's index) is scattered back and summed, phase by
+//                             phase of the stride (see ScatterWindows): plain pads, no
+//                             interior padding, then one interleaving reshape.
 //   adaptive avg pool,        separable [out, in] weight matrices A_h, A_w built from
 //   bilinear interpolation    iotas: out = A_h x A_w^T by two dot_generals; the backward
 //                             is A_h^T g A_w.
@@ -23,6 +23,7 @@
 
 #include "XLANativeFunctions.h"
 #include "aten/kernel_util.h"
+#include "ir/builder_cnn.h"
 
 namespace torch_xla {
 namespace {
@@ -154,19 +155,66 @@ Value WindowSlice(const Value& padded, const std::array<PoolDim, 2>& g, int64_t 
   return ir::Slice(padded, start, limit, strides);
 }
 
-// Scatters [.., oh, ow] values of window offset (i, j) back onto the [.., H, W] input.
-Value ScatterWindow(const Value& v, const std::array<PoolDim, 2>& g, int64_t i, int64_t j) {
-  int64_t r = v.shape().rank();
-  std::vector<int64_t> low(r, 0), high(r, 0), interior(r, 0);
-  int64_t off[2] = {i, j};
+// Scatters the [.., oh, ow] values of every window offset (contribs[i * kW + j]) back onto
+// the [.., H, W] input and sums them. Input position h = (i*d - p) + s*o. Split by phase
+// h mod s: within a phase an offset's values land on a contiguous, shifted range, so each
+// phase is a sum of plainly padded (or cropped) [oh, ow] arrays, and the phases are
+// interleaved by a concatenate + reshape. This touches each output element once per
+// offset instead of each input element once per offset.
+Value ScatterWindows(const std::vector<Value>& contribs, const std::array<PoolDim, 2>& g,
+                     const std::vector<int64_t>& in_dims) {
+  const Value& first = contribs.at(0);
+  int64_t r = first.shape().rank();
+  ElementType type = first.shape().type;
+  int64_t q[2];
+  std::vector<int64_t> residue_of[2], shift_of[2];
   for (int64_t a = 0; a < 2; ++a) {
     const PoolDim& d = g[a];
-    int64_t lo = off[a] * d.d - d.p;
-    low[r - 2 + a] = lo;
-    high[r - 2 + a] = d.in - lo - ((d.out - 1) * d.s + 1);
-    interior[r - 2 + a] = d.s - 1;
+    q[a] = (d.in + d.s - 1) / d.s;
+    for (int64_t i = 0; i < d.k; ++i) {
+      int64_t o = i * d.d - d.p;
+      int64_t res = ((o % d.s) + d.s) % d.s;
+      residue_of[a].push_back(res);
+      shift_of[a].push_back((o - res) / d.s);
+    }
   }
-  return ir::Pad(v, Full(0, v.shape().type, {}), low, high, interior);
+  std::vector<int64_t> phase_dims = in_dims;
+  phase_dims[r - 2] = q[0];
+  phase_dims[r - 1] = q[1];
+  std::vector<int64_t> cell_dims(in_dims.begin(), in_dims.end() - 2);
+  for (int64_t v : {q[0], int64_t{1}, q[1], int64_t{1}}) cell_dims.push_back(v);
+  std::vector<Value> rows;
+  for (int64_t rh = 0; rh < g[0].s; ++rh) {
+    std::vector<Value> cells;
+    for (int64_t rw = 0; rw < g[1].s; ++rw) {
+      Value phase;
+      bool any = false;
+      for (int64_t i = 0; i < g[0].k; ++i) {
+        if (residue_of[0][i] != rh) continue;
+        for (int64_t j = 0; j < g[1].k; ++j) {
+          if (residue_of[1][j] != rw) continue;
+          std::vector<int64_t> low(r, 0), high(r, 0), interior(r, 0);
+          low[r - 2] = shift_of[0][i];
+          high[r - 2] = q[0] - g[0].out - shift_of[0][i];
+          low[r - 1] = shift_of[1][j];
+          high[r - 1] = q[1] - g[1].out - shift_of[1][j];
+          Value placed = ir::Pad(contribs[i * g[1].k + j], Full(0, type, {}), low, high, interior);
+          phase = any ? Add(phase, placed) : placed;
+          any = true;
+        }
+      }
+      if (!any) phase = Full(0, type, phase_dims);
+      cells.push_back(ir::Reshape(phase, cell_dims));
+    }
+    rows.push_back(ir::Concatenate(cells, r + 1));
+  }
+  Value grid = ir::Concatenate(rows, r - 1);  // [.., qh, sh, qw, sw]
+  std::vector<int64_t> flat = in_dims;
+  flat[r - 2] = q[0] * g[0].s;
+  flat[r - 1] = q[1] * g[1].s;
+  Value full = ir::Reshape(grid, flat);
+  std::vector<int64_t> start(r, 0), strides(r, 1);
+  return ir::Slice(full, start, in_dims, strides);
 }
 
 // Per output position of one dimension, the first input position of its window
@@ -472,6 +520,9 @@ std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::max_pool2d_with_indices(c
         best_index = ir::Select(take, ToLastTwo(OffsetIndex(g, i, j), od), best_index);
       }
     }
+    // Otherwise XLA fuses the whole running-argmax chain into every consumer of the
+    // indices and recomputes it once per use (kH*kW times in the backward).
+    if (g[0].k * g[1].k > 1) best_index = ir::Materialize(best_index);
     return std::make_tuple(AtenFromIr(best, x->device()), AtenFromIr(best_index, x->device()));
   });
 }
@@ -499,15 +550,15 @@ at::Tensor XLANativeFunctions::max_pool2d_with_indices_backward(const at::Tensor
   Value dy = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), acc);
   Value idx = GetXlaTensor(indices, op)->GetIrValue();
   return AtenFromIr(Checked(op, [&] {
-                      Value sum = Full(0, acc, self.sizes().vec());
                       Value zero = Full(0, acc, od);
+                      std::vector<Value> contribs;
                       for (int64_t i = 0; i < g[0].k; ++i) {
                         for (int64_t j = 0; j < g[1].k; ++j) {
                           Value hit = Cmp(CompareDirection::kEq, idx, ToLastTwo(OffsetIndex(g, i, j), od));
-                          sum = Add(sum, ScatterWindow(ir::Select(hit, dy, zero), g, i, j));
+                          contribs.push_back(ir::Select(hit, dy, zero));
                         }
                       }
-                      return ir::Convert(sum, type);
+                      return ir::Convert(ScatterWindows(contribs, g, self.sizes().vec()), type);
                     }),
                     device);
 }
@@ -558,10 +609,8 @@ at::Tensor XLANativeFunctions::avg_pool2d_backward(const at::Tensor& grad_output
   Value dy = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), acc);
   return AtenFromIr(Checked(op, [&] {
                       Value scaled = Div(dy, ToLastTwo(AvgDivisor(g, count_include_pad, divisor_override, acc), od));
-                      Value sum = Full(0, acc, self.sizes().vec());
-                      for (int64_t i = 0; i < g[0].k; ++i)
-                        for (int64_t j = 0; j < g[1].k; ++j) sum = Add(sum, ScatterWindow(scaled, g, i, j));
-                      return ir::Convert(sum, type);
+                      std::vector<Value> contribs(g[0].k * g[1].k, scaled);
+                      return ir::Convert(ScatterWindows(contribs, g, self.sizes().vec()), type);
                     }),
                     device);
 }
