@@ -40,6 +40,9 @@ MAX_CASES = [
     ((3, 6, 6), dict(kernel_size=2)),  # unbatched
     ((2, 2, 5, 5), dict(kernel_size=3, stride=1, padding=1)),  # overlapping windows
     ((1, 1, 4, 4), dict(kernel_size=4)),
+    ((2, 2, 9, 8), dict(kernel_size=1, stride=2)),  # stride > kernel: untouched rows/columns
+    ((2, 2, 10, 11), dict(kernel_size=2, stride=3, ceil_mode=True)),
+    ((1, 2, 12, 10), dict(kernel_size=(2, 3), stride=(3, 1), padding=(1, 1), dilation=(3, 1))),
 ]
 
 
@@ -114,6 +117,8 @@ AVG_CASES = [
     ((2, 2, 10, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
     ((2, 2, 8, 8), dict(kernel_size=3, stride=1, padding=1, divisor_override=5)),
     ((3, 6, 6), dict(kernel_size=2)),
+    ((2, 2, 9, 8), dict(kernel_size=1, stride=2)),
+    ((2, 2, 10, 11), dict(kernel_size=2, stride=3, ceil_mode=True)),
 ]
 
 
