@@ -90,6 +90,14 @@ TEST_F(CnnLayersTest, PoolingForwardAndBackward) {
   ExpectClose(at::_adaptive_avg_pool2d(xx, {4, 3}), at::_adaptive_avg_pool2d(x, {4, 3}));
   at::Tensor gd = at::randn({2, 3, 4, 3});
   ExpectClose(at::_adaptive_avg_pool2d_backward(ToXla(gd), xx), at::_adaptive_avg_pool2d_backward(gd, x));
+  auto am_c = at::adaptive_max_pool2d(x, {4, 3});
+  auto am_x = at::adaptive_max_pool2d(xx, {4, 3});
+  ExpectClose(std::get<0>(am_x), std::get<0>(am_c));
+  ExpectClose(std::get<1>(am_x), std::get<1>(am_c));
+  ExpectClose(at::adaptive_max_pool2d_backward(ToXla(gd), xx, std::get<1>(am_x)),
+              at::adaptive_max_pool2d_backward(gd, x, std::get<1>(am_c)));
+  ExpectCounterChanged("xla::adaptive_max_pool2d");
+  ExpectCounterChanged("xla::adaptive_max_pool2d_backward");
   for (const char* op : {"xla::max_pool2d_with_indices", "xla::max_pool2d_with_indices_backward", "xla::avg_pool2d",
                          "xla::avg_pool2d_backward", "xla::_adaptive_avg_pool2d", "xla::_adaptive_avg_pool2d_backward"})
     ExpectCounterChanged(op);

@@ -174,6 +174,34 @@ def test_adaptive_avg_pool2d_errors():
     torch.ops.aten._adaptive_avg_pool2d_backward(torch.ones(2, 2, 2, device=DEV), torch.ones(1, 2, 4, 4, device=DEV))
 
 
+@pytest.mark.parametrize('dtype', FLOATS, ids=ids)
+@pytest.mark.parametrize('shape,out', [((2, 3, 8, 8), (4, 4)), ((1, 2, 5, 7), (3, 4)), ((2, 3, 5, 5), (7, 3)),
+                                       ((2, 3, 7, 7), (1, 1)), ((3, 10, 6), (4, 5)), ((1, 2, 6, 6), (6, 6))],
+                         ids=str)
+def test_adaptive_max_pool2d(shape, out, dtype):
+  run_grad(lambda t: F.adaptive_max_pool2d(t, out, return_indices=True), make(shape, dtype),
+           ops=['adaptive_max_pool2d', 'adaptive_max_pool2d_backward'])
+
+
+def test_adaptive_max_pool2d_ties_and_nan():
+  x = torch.tensor([[[[1., 1., 0.], [1., float('nan'), 2.], [-float('inf'), -float('inf'), 3.]]]])
+  check(lambda t: F.adaptive_max_pool2d(t, 2, return_indices=True), x, ops=['adaptive_max_pool2d'])
+  y = torch.full((1, 1, 3, 4), -float('inf'))
+  check(lambda t: F.adaptive_max_pool2d(t, (2, 3), return_indices=True), y, ops=['adaptive_max_pool2d'])
+
+
+def test_adaptive_max_pool2d_errors():
+  with pytest.raises(Exception, match='adaptive_max_pool2d'):
+    torch.ops.aten.adaptive_max_pool2d(torch.randn(4, 4, device=DEV), [2, 2])
+  with pytest.raises(Exception, match='adaptive_max_pool2d'):
+    torch.ops.aten.adaptive_max_pool2d(torch.ones(1, 2, 4, 4, dtype=torch.long, device=DEV), [2, 2])
+  x = torch.randn(1, 2, 4, 4, device=DEV)
+  out, idx = torch.ops.aten.adaptive_max_pool2d(x, [2, 2])
+  with pytest.raises(Exception, match='adaptive_max_pool2d_backward'):
+    torch.ops.aten.adaptive_max_pool2d_backward(torch.ones(1, 2, 3, 3, device=DEV), x, idx)
+  assert (x + 1).cpu().shape == x.shape
+
+
 NEAREST_CASES = [
     dict(scale_factor=2),
     dict(scale_factor=3),
@@ -304,6 +332,10 @@ COUNTER_CASES = {
                              '_adaptive_avg_pool2d'),
     '_adaptive_avg_pool2d_backward': (_grad_case(lambda t: F.adaptive_avg_pool2d(t, 4)),
                                       '_adaptive_avg_pool2d_backward'),
+    'adaptive_max_pool2d': (lambda: F.adaptive_max_pool2d(torch.randn(1, 2, 6, 6, device=DEV), 4),
+                            'adaptive_max_pool2d'),
+    'adaptive_max_pool2d_backward': (_grad_case(lambda t: F.adaptive_max_pool2d(t, 4)),
+                                     'adaptive_max_pool2d_backward'),
     'upsample_nearest2d': (lambda: F.interpolate(torch.randn(1, 2, 3, 3, device=DEV), scale_factor=2),
                            'upsample_nearest2d'),
     'upsample_nearest2d_backward': (_grad_case(lambda t: F.interpolate(t, scale_factor=1.5)),

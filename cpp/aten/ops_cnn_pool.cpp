@@ -12,6 +12,10 @@
 //   adaptive avg pool,        separable [out, in] weight matrices A_h, A_w built from
 //   bilinear interpolation    iotas: out = A_h x A_w^T by two dot_generals; the backward
 //                             is A_h^T g A_w.
+//   adaptive max pool         for each offset (i, j) < the largest window, the element at
+//                             (start_h + i, start_w + j) of every window, gathered by
+//                             one-hot selects, feeds the same running argmax; the
+//                             backward scatters back through the transposed selects.
 //   nearest interpolation     integer upscaling is a broadcast + reshape (its backward a
 //                             reshape + sum); other ratios select along each dimension
 //                             with a one-hot [out, in] mask and sum (exact for all types).
@@ -470,6 +474,63 @@ Value NearestAlongBackward(const Value& g, int64_t dim, int64_t in, std::optiona
   return ir::Reduce(ReduceKind::kSum, picked, {dim + 1});
 }
 
+// out[.., o, ..] = sum_i (mask[o, i] ? x[.., i, ..] : 0) along dimension `dim`: a gather
+// by a one-hot [out, in] mask, exact for every type (one term per row).
+Value SelectSum(const Value& x, int64_t dim, const Value& mask) {
+  const std::vector<int64_t>& dims = x.shape().dims;
+  int64_t out = mask.shape().dims[0];
+  std::vector<int64_t> wide, xdims;
+  for (int64_t a = 0; a < x.shape().rank(); ++a) {
+    if (a == dim) wide.push_back(out);
+    xdims.push_back(static_cast<int64_t>(wide.size()));
+    wide.push_back(dims[a]);
+  }
+  Value picked = ir::Select(ir::BroadcastInDim(mask, wide, {dim, dim + 1}), ir::BroadcastInDim(x, wide, xdims),
+                            Full(0, x.shape().type, wide));
+  return ir::Reduce(ReduceKind::kSum, picked, {dim + 1});
+}
+
+// The transpose of SelectSum: g's dimension `dim` (size out) summed back onto in.
+Value SelectSumTransposed(const Value& g, int64_t dim, const Value& mask) {
+  return SelectSum(g, dim, ir::Transpose(mask, {1, 0}));
+}
+
+// Adaptive pooling windows of one dimension: [start, end) per output index.
+struct AdaptiveDim {
+  int64_t in, out, kmax;
+  Value start, end;  // [out], s64
+};
+
+AdaptiveDim AdaptiveWindows(int64_t in, int64_t out) {
+  AdaptiveDim a{in, out, 0, {}, {}};
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t s = (o * in) / out, e = ((o + 1) * in + out - 1) / out;
+    a.kmax = std::max(a.kmax, e - s);
+  }
+  std::vector<int64_t> n = {out};
+  auto c = [&](int64_t v) { return Full(static_cast<double>(v), ElementType::kS64, n); };
+  Value o = ir::Iota(ir::Shape(ElementType::kS64, n), 0);
+  a.start = Div(Mul(o, c(in)), c(out));
+  a.end = Div(Add(Mul(Add(o, c(1)), c(in)), c(out - 1)), c(out));
+  return a;
+}
+
+// Position start + i of each window ([out], s64) and whether it lies inside the window.
+std::pair<Value, Value> AdaptiveOffset(const AdaptiveDim& a, int64_t i) {
+  std::vector<int64_t> n = {a.out};
+  Value pos = Add(a.start, Full(static_cast<double>(i), ElementType::kS64, n));
+  return {pos, Cmp(CompareDirection::kLt, pos, a.end)};
+}
+
+// One-hot [out, in] mask of positions `pos` ([out]) where `valid`.
+Value PositionMask(const Value& pos, const Value& valid, int64_t in) {
+  int64_t out = pos.shape().dims[0];
+  std::vector<int64_t> md = {out, in};
+  Value col = ir::Iota(ir::Shape(ElementType::kS64, md), 1);
+  Value hit = Cmp(CompareDirection::kEq, col, ir::BroadcastInDim(pos, md, {0}));
+  return ir::Binary(ir::op::kAnd, hit, ir::BroadcastInDim(valid, md, {0}));
+}
+
 void CheckUpsample(const char* op, at::IntArrayRef input_size, at::IntArrayRef output_size) {
   TORCH_CHECK(output_size.size() == 2, op, ": It is expected output_size equals to 2, but got size ",
               output_size.size());
@@ -656,6 +717,104 @@ at::Tensor XLANativeFunctions::_adaptive_avg_pool2d_backward(const at::Tensor& g
                       Value a_h = AdaptiveMatrix(self.size(-2), grad_output.size(-2), acc);
                       Value a_w = AdaptiveMatrix(self.size(-1), grad_output.size(-1), acc);
                       return ir::Convert(ApplySeparableTransposed(dy, a_h, a_w), type);
+                    }),
+                    device);
+}
+
+std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::adaptive_max_pool2d(const at::Tensor& self,
+                                                                           at::IntArrayRef output_size) {
+  XLA_COUNT("adaptive_max_pool2d");
+  const char* op = "adaptive_max_pool2d";
+  TORCH_CHECK(output_size.size() == 2, op, ": internal error: output_size.size() must be 2, got ",
+              ListString(output_size));
+  CheckPoolInput(op, self);
+  TORCH_CHECK(output_size[0] > 0 && output_size[1] > 0, op, ": elements of output_size must be greater than 0, got ",
+              ListString(output_size));
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, ": \"adaptive_max_pool2d\" not implemented for '",
+              self.scalar_type(), "' (input ", DescribeTensor(self), ")");
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  ElementType type = x->shape().type;
+  int64_t r = self.dim();
+  AdaptiveDim ah = AdaptiveWindows(self.size(-2), output_size[0]);
+  AdaptiveDim aw = AdaptiveWindows(self.size(-1), output_size[1]);
+  return Checked(op, [&] {
+    std::vector<int64_t> od = x->shape().dims;
+    od[r - 2] = ah.out;
+    od[r - 1] = aw.out;
+    std::vector<int64_t> od2 = {ah.out, aw.out};
+    auto grid = [&](const Value& h, const Value& w) {  // [oh] x [ow] -> flat h*W + w, [oh, ow]
+      Value hh = Mul(ir::BroadcastInDim(h, od2, {0}), Full(static_cast<double>(aw.in), ElementType::kS64, od2));
+      return Add(hh, ir::BroadcastInDim(w, od2, {1}));
+    };
+    Value best = Full(-std::numeric_limits<double>::infinity(), type, od);
+    Value best_index = ToLastTwo(grid(ah.start, aw.start), od);
+    for (int64_t i = 0; i < ah.kmax; ++i) {
+      auto [hpos, hvalid] = AdaptiveOffset(ah, i);
+      Value rows = SelectSum(x->GetIrValue(), r - 2, PositionMask(hpos, hvalid, ah.in));  // [.., oh, W]
+      for (int64_t j = 0; j < aw.kmax; ++j) {
+        auto [wpos, wvalid] = AdaptiveOffset(aw, j);
+        Value v = SelectSum(rows, r - 1, PositionMask(wpos, wvalid, aw.in));  // [.., oh, ow]
+        Value valid = ir::Binary(ir::op::kAnd, ir::BroadcastInDim(hvalid, od2, {0}), ir::BroadcastInDim(wvalid, od2, {1}));
+        valid = ToLastTwo(valid, od);
+        Value take = ir::Binary(ir::op::kOr, Cmp(CompareDirection::kGt, v, best), Cmp(CompareDirection::kNe, v, v));
+        take = ir::Binary(ir::op::kAnd, take, valid);
+        best = ir::Select(take, v, best);
+        best_index = ir::Select(take, ToLastTwo(grid(hpos, wpos), od), best_index);
+      }
+    }
+    if (ah.kmax * aw.kmax > 1) best_index = ir::Materialize(best_index);
+    return std::make_tuple(AtenFromIr(best, x->device()), AtenFromIr(best_index, x->device()));
+  });
+}
+
+at::Tensor XLANativeFunctions::adaptive_max_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                                            const at::Tensor& indices) {
+  XLA_COUNT("adaptive_max_pool2d_backward");
+  const char* op = "adaptive_max_pool2d_backward";
+  CheckPoolInput(op, self);
+  TORCH_CHECK(grad_output.dim() == self.dim() && grad_output.sizes() == indices.sizes(), op,
+              ": expected grad_output and indices of the same size with the input's rank, got grad_output ",
+              DescribeTensor(grad_output), ", indices ", DescribeTensor(indices), " for input ", DescribeTensor(self));
+  for (int64_t i = 0; i < self.dim() - 2; ++i)
+    TORCH_CHECK(grad_output.size(i) == self.size(i), op, ": grad_output ", DescribeTensor(grad_output),
+                " does not match input ", DescribeTensor(self), " outside the last two dimensions");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, op, ": expected indices of dtype Long, got ", DescribeTensor(indices));
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type() && at::isFloatingType(self.scalar_type()), op,
+              ": expected floating point grad_output and input of the same dtype, got ", DescribeTensor(grad_output),
+              " and ", DescribeTensor(self));
+  int device = CommonDevice({&grad_output, &self, &indices}, op);
+  ElementType type = ElementTypeOf(self.scalar_type());
+  ElementType acc = AccType(type);
+  int64_t r = self.dim();
+  AdaptiveDim ah = AdaptiveWindows(self.size(-2), grad_output.size(-2));
+  AdaptiveDim aw = AdaptiveWindows(self.size(-1), grad_output.size(-1));
+  Value dy = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), acc);
+  Value idx = GetXlaTensor(indices, op)->GetIrValue();
+  return AtenFromIr(Checked(op, [&] {
+                      std::vector<int64_t> od = dy.shape().dims;
+                      std::vector<int64_t> od2 = {ah.out, aw.out};
+                      Value zero = Full(0, acc, od);
+                      Value sum;
+                      for (int64_t i = 0; i < ah.kmax; ++i) {
+                        auto [hpos, hvalid] = AdaptiveOffset(ah, i);
+                        Value row_sum;
+                        for (int64_t j = 0; j < aw.kmax; ++j) {
+                          auto [wpos, wvalid] = AdaptiveOffset(aw, j);
+                          Value flat = Add(Mul(ir::BroadcastInDim(hpos, od2, {0}),
+                                               Full(static_cast<double>(aw.in), ElementType::kS64, od2)),
+                                           ir::BroadcastInDim(wpos, od2, {1}));
+                          Value valid = ir::Binary(ir::op::kAnd, ir::BroadcastInDim(hvalid, od2, {0}),
+                                                   ir::BroadcastInDim(wvalid, od2, {1}));
+                          Value hit = ir::Binary(ir::op::kAnd, Cmp(CompareDirection::kEq, idx, ToLastTwo(flat, od)),
+                                                 ToLastTwo(valid, od));
+                          Value cols = SelectSumTransposed(ir::Select(hit, dy, zero), r - 1,
+                                                           PositionMask(wpos, wvalid, aw.in));  // [.., oh, W]
+                          row_sum = row_sum ? Add(row_sum, cols) : cols;
+                        }
+                        Value back = SelectSumTransposed(row_sum, r - 2, PositionMask(hpos, hvalid, ah.in));
+                        sum = sum ? Add(sum, back) : back;
+                      }
+                      return ir::Convert(sum, type);
                     }),
                     device);
 }
