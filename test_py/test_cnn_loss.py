@@ -257,6 +257,25 @@ def test_batch_norm_module_training_steps_running_stats():
   assert_same(out, cpu(x), atol=1e-4, rtol=1e-4)
 
 
+def test_batch_norm_cumulative_average_no_recompile():
+  """momentum=None: the averaging factor changes every step; running stats match eager
+  and the steady state does not recompile."""
+  import torch_xla.debug.metrics as met
+  bn_c = torch.nn.BatchNorm2d(3, momentum=None)
+  bn_x = torch.nn.BatchNorm2d(3, momentum=None).to(DEV)
+  compiles = []
+  for step in range(4):
+    x = make((4, 3, 5, 5), torch.float32, seed=step)
+    bn_c(x)
+    bn_x(x.to(DEV))
+    xm.mark_step()
+    compiles.append(met.counter_value('UncachedCompile') or 0)
+  assert compiles[-1] == compiles[-2], compiles
+  assert_same(bn_x.running_mean, bn_c.running_mean, atol=1e-5)
+  assert_same(bn_x.running_var, bn_c.running_var, atol=1e-5)
+  assert_same(bn_x.num_batches_tracked, bn_c.num_batches_tracked)
+
+
 def test_batch_norm_track_running_stats_false():
   bn_c = torch.nn.BatchNorm2d(3, track_running_stats=False)
   bn_x = torch.nn.BatchNorm2d(3, track_running_stats=False).to(DEV)

@@ -348,7 +348,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_batch_
       Value var = Div(var_sum, n);
       invstd = ir::Unary(ir::op::kRsqrt, Add(var, Full(eps, acc, {channels})));
       if (Defined(running_mean)) {
-        Value m = Full(momentum, acc, {channels}), keep = Full(1 - momentum, acc, {channels});
+        // A graph parameter, not a constant: with momentum=None the factor changes every
+        // step (1 / num_batches_tracked), and must not cause a recompile.
+        Value m = ir::Broadcast(IrScalar(at::Scalar(momentum), acc), {channels});
+        Value keep = Sub(Full(1, acc, {channels}), m);
         Value rm = ChannelValue(running_mean, acc, op), rv = ChannelValue(running_var, acc, op);
         Value unbiased = Div(var_sum, Full(static_cast<double>(count - 1), acc, {channels}));
         Value new_rm = Add(Mul(keep, rm), Mul(m, mean));
