@@ -211,6 +211,8 @@ NEAREST_CASES = [
     dict(size=(3, 2)),
     dict(scale_factor=1.7, recompute_scale_factor=True),
     dict(scale_factor=0.6),
+    dict(size=(37, 4)),  # no short period: the one-hot select path
+    dict(scale_factor=(2.5, 1.25)),
 ]
 
 

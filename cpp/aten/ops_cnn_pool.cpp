@@ -17,8 +17,10 @@
 //                             one-hot selects, feeds the same running argmax; the
 //                             backward scatters back through the transposed selects.
 //   nearest interpolation     integer upscaling is a broadcast + reshape (its backward a
-//                             reshape + sum); other ratios select along each dimension
-//                             with a one-hot [out, in] mask and sum (exact for all types).
+//                             reshape + sum); periodic patterns (rational scales) are
+//                             strided slices per phase, interleaved; other ratios select
+//                             along each dimension with a one-hot [out, in] mask and sum
+//                             (exact for all types).
 // Low-precision floats accumulate in f32.
 #include <ATen/ATen.h>
 
@@ -411,6 +413,23 @@ int64_t IntegerFactor(const std::vector<int64_t>& src, int64_t in) {
   return k;
 }
 
+// A periodic nearest pattern: src[o + P] == src[o] + Q for every o, with P dividing out
+// (the usual case for rational scale factors). {P, Q}, or {0, 0} when there is no such
+// P <= 32.
+std::pair<int64_t, int64_t> NearestPeriod(const std::vector<int64_t>& src) {
+  int64_t out = static_cast<int64_t>(src.size());
+  for (int64_t p = 1; p <= std::min<int64_t>(out, 32); ++p) {
+    if (out % p != 0) continue;
+    if (p == out) return {p, 1};
+    int64_t q = src[p] - src[0];
+    if (q < 1) continue;
+    bool ok = true;
+    for (int64_t o = p; o < out && ok; ++o) ok = src[o] == src[o - p] + q;
+    if (ok) return {p, q};
+  }
+  return {0, 0};
+}
+
 // Nearest resampling of dimension `dim` from in to out.
 Value NearestAlong(const Value& x, int64_t dim, int64_t out, std::optional<double> scale) {
   const std::vector<int64_t>& dims = x.shape().dims;
@@ -428,6 +447,24 @@ Value NearestAlong(const Value& x, int64_t dim, int64_t out, std::optional<doubl
     }
     result[dim] = out;
     return ir::Reshape(ir::BroadcastInDim(x, wide, bdims), result);
+  }
+  if (auto [period, step] = NearestPeriod(src); period > 0) {
+    // Phase t takes inputs src[t], src[t] + Q, ... (a strided slice); the phases are
+    // interleaved by a concatenate on a new axis + reshape.
+    int64_t count = out / period;
+    std::vector<int64_t> cell = dims, result = dims;
+    cell[dim] = count;
+    cell.insert(cell.begin() + dim + 1, 1);
+    result[dim] = out;
+    std::vector<Value> phases;
+    for (int64_t t = 0; t < period; ++t) {
+      std::vector<int64_t> start(r, 0), limit = dims, strides(r, 1);
+      start[dim] = src[t];
+      limit[dim] = src[t] + (count - 1) * step + 1;
+      strides[dim] = step;
+      phases.push_back(ir::Reshape(ir::Slice(x, start, limit, strides), cell));
+    }
+    return ir::Reshape(ir::Concatenate(phases, dim + 1), result);
   }
   // [.., in, ..] -> [.., out, in, ..], select by the one-hot mask, sum over in.
   std::vector<int64_t> wide, xdims;
@@ -460,6 +497,26 @@ Value NearestAlongBackward(const Value& g, int64_t dim, int64_t in, std::optiona
       }
     }
     return ir::Reduce(ReduceKind::kSum, ir::Reshape(g, split), {dim + 1});
+  }
+  if (auto [period, step] = NearestPeriod(src); period > 0) {
+    // Phase t (outputs t, t + P, ...) goes back to inputs src[t], src[t] + Q, ...: a pad
+    // with interior padding Q - 1; the phases are summed.
+    int64_t count = out / period;
+    Value sum;
+    for (int64_t t = 0; t < period; ++t) {
+      std::vector<int64_t> start(r, 0), limit = dims, strides(r, 1);
+      start[dim] = t;
+      limit[dim] = t + (count - 1) * period + 1;
+      strides[dim] = period;
+      Value phase = ir::Slice(g, start, limit, strides);
+      std::vector<int64_t> low(r, 0), high(r, 0), interior(r, 0);
+      low[dim] = src[t];
+      high[dim] = in - (src[t] + (count - 1) * step + 1);
+      interior[dim] = step - 1;
+      Value placed = ir::Pad(phase, Full(0, g.shape().type, {}), low, high, interior);
+      sum = sum ? Add(sum, placed) : placed;
+    }
+    return sum;
   }
   // [.., out, ..] -> [.., in, out, ..], select by the transposed mask, sum over out.
   std::vector<int64_t> wide, gdims;
