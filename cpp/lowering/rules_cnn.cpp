@@ -1,0 +1,30 @@
+// Lowering rules of the IR ops added for the CNN layers (ir/builder_cnn.h).
+#include <cmath>
+#include <limits>
+
+#include "lowering/lowering_context.h"
+
+namespace torch_xla::lowering {
+namespace {
+
+double LowestValue(ElementType type) {
+  if (runtime::IsFloating(type)) return -std::numeric_limits<double>::infinity();
+  if (type == ElementType::kPred || runtime::IsUnsigned(type)) return 0;
+  return -std::ldexp(1.0, static_cast<int>(runtime::ElementSize(type) * 8 - 1));
+}
+
+// xla::reduce_window_max: attrs.ints = window dimensions (rank), window strides (rank).
+std::vector<Ssa> LowerReduceWindowMax(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  const auto& a = node.attrs().ints;
+  std::size_t rank = a.size() / 2;
+  std::vector<int64_t> window(a.begin(), a.begin() + rank), strides(a.begin() + rank, a.end());
+  ElementType type = node.shape().type;
+  Ssa init = ctx.Constant(Shape(type, {}), LowestValue(type));
+  std::string region = ctx.BinaryRegion("stablehlo.maximum", type);
+  return ctx.EmitWithRegion("stablehlo.reduce_window", {operands[0], init}, {node.shape()}, region,
+                            "window_dimensions = " + I64Array(window) + ", window_strides = " + I64Array(strides));
+}
+LoweringRule reduce_window_max_rule("xla::reduce_window_max", LowerReduceWindowMax);
+
+}  // namespace
+}  // namespace torch_xla::lowering
