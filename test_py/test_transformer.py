@@ -14,14 +14,6 @@ import torch_xla.core.xla_model as xm
 
 from op_testing import (BF16, DEV, F32, FLOATS, assert_same, check, counter, fallbacks, ids, lowered, make, to_dev)
 
-# Ops of the other families (embedding, indexing, log_softmax/nll_loss) that the end-to-end
-# checks may run through the CPU fallback.
-# (view: the embedding's reshape of the fallback's result; masked_fill_: cross_entropy's
-# and the attention's padding masks.)
-OTHER_FAMILIES = ('index_select', 'view', 'embedding_dense_backward', '_log_softmax', '_log_softmax_backward_data',
-                  'nll_loss_forward', 'nll_loss_backward', 'masked_fill_', 'split_copy', 'tril')
-
-
 def grads(fn, inputs, seed=7):
   """fn(*inputs) and the input grads for a fixed, non-uniform upstream gradient."""
   leaves = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in inputs]
@@ -307,7 +299,7 @@ def test_sdpa_bool_mask_with_fully_masked_row():
 
 def test_sdpa_causal():
   q, k, v = sdpa_inputs(s=5)
-  check_grad(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v, allow=('tril',))
+  check_grad(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), q, k, v)
 
 
 def test_sdpa_dropout_p0_matches_and_dropout_statistics():
@@ -364,7 +356,7 @@ def test_multihead_attention_key_padding_mask_and_weights():
   fn = lambda m, x, pad: m(x, x, x, key_padding_mask=pad)
   expected = fn(mha, x, pad)
   mx = _copy_module(mha)
-  with lowered('_softmax', 'baddbmm', allow=('masked_fill_',)):
+  with lowered('_softmax', 'baddbmm'):
     actual = fn(mx, to_dev(x), to_dev(pad))
     xm.mark_step()
   assert_same(actual[0], expected[0], rtol=1e-4, atol=1e-5)
@@ -490,8 +482,7 @@ def test_encoder_training_step_matches_eager():
   tokens, labels = torch.randint(0, 100, (8, 16)), torch.randint(0, 10, (8,))
   model_x = _copy_module(model)
   loss = _train_step(model, tokens, labels)
-  met_clear = lowered('native_layer_norm_backward', 'gelu_backward', '_safe_softmax', '_softmax_backward_data',
-                      allow=OTHER_FAMILIES)
+  met_clear = lowered('native_layer_norm_backward', 'gelu_backward', '_safe_softmax', '_softmax_backward_data')
   with met_clear:
     loss_x = _train_step(model_x, to_dev(tokens), to_dev(labels))
     xm.mark_step()
@@ -504,7 +495,7 @@ def test_encoder_training_step_with_dropout_runs_lowered():
   torch.manual_seed(0)
   model_x = _EncoderNet(dropout=0.1).to(DEV)
   tokens, labels = torch.randint(0, 100, (8, 16)), torch.randint(0, 10, (8,))
-  with lowered('bernoulli', 'native_layer_norm_backward', allow=OTHER_FAMILIES):
+  with lowered('bernoulli', 'native_layer_norm_backward'):
     loss = _train_step(model_x, to_dev(tokens), to_dev(labels))
     xm.mark_step()
   assert math.isfinite(loss.item()) and abs(loss.item() - math.log(10)) < 0.5
