@@ -130,6 +130,13 @@ Value Broadcast(const Value& v, const std::vector<int64_t>& dims) {
 Value BroadcastInDim(const Value& v, const std::vector<int64_t>& dims, const std::vector<int64_t>& broadcast_dims) {
   if (broadcast_dims.size() != v.shape().dims.size())
     Fail("broadcast_in_dim: " + v.shape().ToString() + " with broadcast dimensions " + DimsToString(broadcast_dims));
+  for (std::size_t i = 0; i < broadcast_dims.size(); ++i) {
+    int64_t d = broadcast_dims[i];
+    int64_t size = v.shape().dims[i];
+    if (d < 0 || d >= static_cast<int64_t>(dims.size()) || (size != 1 && size != dims[d]))
+      Fail("broadcast_in_dim: cannot broadcast " + v.shape().ToString() + " to " + DimsToString(dims) +
+           " with broadcast dimensions " + DimsToString(broadcast_dims));
+  }
   Attrs attrs;
   attrs.ints = broadcast_dims;
   return Value(MakeNode(kBroadcastInDim, std::vector<Value>{v}, Shape(v.shape().type, dims), std::move(attrs)));
@@ -207,8 +214,12 @@ Value Concatenate(const std::vector<Value>& values, int64_t dim) {
 Value Pad(const Value& v, const Value& pad_value, const std::vector<int64_t>& low, const std::vector<int64_t>& high,
           const std::vector<int64_t>& interior) {
   const auto& in = v.shape().dims;
+  if (low.size() != in.size() || high.size() != in.size() || interior.size() != in.size())
+    Fail("pad: " + v.shape().ToString() + " with padding low " + DimsToString(low) + ", high " + DimsToString(high) +
+         ", interior " + DimsToString(interior) + " (one entry per dimension expected)");
   std::vector<int64_t> dims(in.size());
   for (std::size_t i = 0; i < in.size(); ++i) {
+    if (interior[i] < 0) Fail("pad: negative interior padding for " + v.shape().ToString());
     dims[i] = low[i] + high[i] + in[i] + (in[i] > 0 ? (in[i] - 1) * interior[i] : 0);
     if (dims[i] < 0) Fail("pad: negative output size for " + v.shape().ToString());
   }

@@ -1,0 +1,43 @@
+// Shape rules of the IR builders: bad arguments throw std::invalid_argument naming the
+// operation and the shapes, before anything reaches the XLA compiler.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "ir/builder.h"
+
+namespace torch_xla::ir {
+namespace {
+
+std::string MessageOf(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected std::invalid_argument";
+  return "";
+}
+
+Value Matrix() { return Constant(1.0, Shape(ElementType::kF32, {2, 3})); }
+
+TEST(IrBuilderTest, PadNeedsOneEntryPerDimension) {
+  std::string m = MessageOf([] { Pad(Matrix(), Constant(0, Shape(ElementType::kF32, {})), {1}, {1}, {0}); });
+  EXPECT_NE(m.find("pad"), std::string::npos) << m;
+  EXPECT_NE(m.find("f32[2, 3]"), std::string::npos) << m;
+  MessageOf([] { Pad(Matrix(), Constant(0, Shape(ElementType::kF32, {})), {0, 0}, {0, 0}, {-1, 0}); });
+  Value ok = Pad(Matrix(), Constant(0, Shape(ElementType::kF32, {})), {1, 0}, {0, 2}, {1, 0});
+  EXPECT_EQ(ok.shape().dims, (std::vector<int64_t>{4, 5}));
+}
+
+TEST(IrBuilderTest, BroadcastInDimChecksSizes) {
+  std::string m = MessageOf([] { BroadcastInDim(Matrix(), {4, 3}, {0, 1}); });
+  EXPECT_NE(m.find("broadcast_in_dim"), std::string::npos) << m;
+  MessageOf([] { BroadcastInDim(Matrix(), {2, 3}, {0, 2}); });
+  Value ok = BroadcastInDim(Constant(1.0, Shape(ElementType::kF32, {1, 3})), {5, 2, 3}, {1, 2});
+  EXPECT_EQ(ok.shape().dims, (std::vector<int64_t>{5, 2, 3}));
+}
+
+}  // namespace
+}  // namespace torch_xla::ir
