@@ -83,3 +83,20 @@ def test_training_with_and_without_donation_agree_over_steps():
   assert donated() > before
   torch.testing.assert_close(model.weight.cpu(), ref.weight, rtol=1e-5, atol=1e-6)
   torch.testing.assert_close(model.bias.cpu(), ref.bias, rtol=1e-5, atol=1e-6)
+
+
+def test_repeated_scalar_parameters_are_uploaded_once():
+  x = torch.ones(3, device=DEV)
+  xm.mark_step()
+
+  def transfers():
+    data = met.metric_data('TransferToDeviceTime')
+    return data[0] if data else 0
+
+  (x * 0.37 + 1.25).cpu()
+  before = transfers()
+  results = [(x * 0.37 + 1.25).cpu() for _ in range(3)]
+  assert transfers() == before
+  assert all(r.tolist() == [1.62] * 3 for r in [torch.round(r * 100) / 100 for r in results])
+  # A new value is uploaded and used.
+  assert (x * 0.5 + 1.25).cpu().tolist() == [1.75] * 3

@@ -171,22 +171,65 @@ std::vector<Value> CollectRoots(const std::vector<XlaTensorPtr>& tensors, std::v
   return roots;
 }
 
+runtime::BufferPtr TransferScalar(const unsigned char* bytes, ir::ElementType type, int device) {
+  static metrics::Metric* transfer = metrics::GetMetric("TransferToDeviceTime");
+  metrics::ScopedTimer timer(transfer);
+  return runtime::Client::Get().TransferToDevice(bytes, type, {}, device);
+}
+
+// Device buffers of recently used scalar parameters (learning rates, momenta, alphas
+// repeat every step), so a step does not upload the same value again. Scalar
+// parameters are never donated, so a cached buffer is never overwritten.
+class ScalarBufferCache {
+ public:
+  runtime::BufferPtr Get(const unsigned char* bytes, std::size_t size, ir::ElementType type, int device) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, bytes, size);
+    Key key{bits, static_cast<int>(type), device};
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) return it->second;
+    // Values that change every step (seeds, counters) would grow the cache without
+    // bound; start over when it is full.
+    if (entries_.size() >= kMaxEntries) entries_.clear();
+    runtime::BufferPtr buffer = TransferScalar(bytes, type, device);
+    entries_.emplace(key, buffer);
+    return buffer;
+  }
+
+ private:
+  static constexpr std::size_t kMaxEntries = 4096;
+  struct Key {
+    uint64_t bits;
+    int type;
+    int device;
+    bool operator==(const Key& o) const { return bits == o.bits && type == o.type && device == o.device; }
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>()(k.bits) ^ (static_cast<std::size_t>(k.type) << 48) ^
+             (static_cast<std::size_t>(k.device) << 56);
+    }
+  };
+  std::mutex mu_;
+  std::unordered_map<Key, runtime::BufferPtr, KeyHash> entries_;
+};
+
 runtime::BufferPtr UploadScalar(const Node* node, int device) {
-  runtime::Client& client = runtime::Client::Get();
+  static ScalarBufferCache* cache = new ScalarBufferCache();
   double v = node->scalar_value();
-  unsigned char bytes[16] = {};
+  unsigned char bytes[8] = {};
+  std::size_t size = 0;
   switch (node->shape().type) {
-    case ir::ElementType::kF64: { std::memcpy(bytes, &v, 8); break; }
-    case ir::ElementType::kF32: { float f = static_cast<float>(v); std::memcpy(bytes, &f, 4); break; }
-    case ir::ElementType::kS64: { int64_t i = static_cast<int64_t>(v); std::memcpy(bytes, &i, 8); break; }
-    case ir::ElementType::kS32: { int32_t i = static_cast<int32_t>(v); std::memcpy(bytes, &i, 4); break; }
-    case ir::ElementType::kPred: { bytes[0] = v != 0; break; }
+    case ir::ElementType::kF64: { std::memcpy(bytes, &v, 8); size = 8; break; }
+    case ir::ElementType::kF32: { float f = static_cast<float>(v); std::memcpy(bytes, &f, 4); size = 4; break; }
+    case ir::ElementType::kS64: { int64_t i = static_cast<int64_t>(v); std::memcpy(bytes, &i, 8); size = 8; break; }
+    case ir::ElementType::kS32: { int32_t i = static_cast<int32_t>(v); std::memcpy(bytes, &i, 4); size = 4; break; }
+    case ir::ElementType::kPred: { bytes[0] = v != 0; size = 1; break; }
     default:
       throw std::logic_error("scalar parameters are f32, f64, s32, s64 or pred; got " + node->shape().ToString());
   }
-  static metrics::Metric* transfer = metrics::GetMetric("TransferToDeviceTime");
-  metrics::ScopedTimer timer(transfer);
-  return client.TransferToDevice(bytes, node->shape().type, {}, device);
+  return cache->Get(bytes, size, node->shape().type, device);
 }
 
 // Compiles (or finds) and runs the graph of `tensors`, all pending on `device`.
