@@ -11,6 +11,16 @@ int64_t WrapDim(int64_t dim, int64_t rank, const char* op) {
   return dim < 0 ? dim + r : dim;
 }
 
+IrInput GetIrInput(const at::Tensor& t, const char* op) {
+  XlaTensorPtr x = GetXlaTensor(t, op);
+  return IrInput{x->GetIrValue(), x->device()};
+}
+
+runtime::ElementType AccumulationType(runtime::ElementType t) {
+  using runtime::ElementType;
+  return t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
+}
+
 runtime::ElementType DefaultFloatType() { return ElementTypeOf(c10::typeMetaToScalarType(c10::get_default_dtype())); }
 
 std::vector<int64_t> KeepDims(const std::vector<int64_t>& dims, const std::vector<int64_t>& reduced) {

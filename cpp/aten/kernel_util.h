@@ -29,6 +29,23 @@ auto Checked(const char* op, F&& body) -> decltype(body()) {
 // Wraps a possibly negative dimension index like PyTorch does.
 int64_t WrapDim(int64_t dim, int64_t rank, const char* op);
 
+// A kernel operand as IR: its value and device.
+struct IrInput {
+  ir::Value v;
+  int device;
+};
+IrInput GetIrInput(const at::Tensor& t, const char* op);
+
+// The type low-precision floats (bf16, f16) accumulate and compute in: f32, as
+// PyTorch's CPU kernels do; other types unchanged.
+runtime::ElementType AccumulationType(runtime::ElementType t);
+
+// Element-wise arithmetic on IR values of equal shape and type.
+inline ir::Value Add(const ir::Value& a, const ir::Value& b) { return ir::Binary(ir::op::kAdd, a, b); }
+inline ir::Value Sub(const ir::Value& a, const ir::Value& b) { return ir::Binary(ir::op::kSubtract, a, b); }
+inline ir::Value Mul(const ir::Value& a, const ir::Value& b) { return ir::Binary(ir::op::kMultiply, a, b); }
+inline ir::Value Div(const ir::Value& a, const ir::Value& b) { return ir::Binary(ir::op::kDivide, a, b); }
+
 // The default floating type (torch.get_default_dtype()) as an element type.
 runtime::ElementType DefaultFloatType();
 

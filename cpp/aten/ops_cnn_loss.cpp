@@ -22,14 +22,7 @@ using ir::ReduceKind;
 using ir::Value;
 using runtime::ElementType;
 
-ElementType AccType(ElementType t) {
-  return t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
-}
 
-Value Add(const Value& a, const Value& b) { return ir::Binary(ir::op::kAdd, a, b); }
-Value Sub(const Value& a, const Value& b) { return ir::Binary(ir::op::kSubtract, a, b); }
-Value Mul(const Value& a, const Value& b) { return ir::Binary(ir::op::kMultiply, a, b); }
-Value Div(const Value& a, const Value& b) { return ir::Binary(ir::op::kDivide, a, b); }
 Value Full(double v, ElementType type, const std::vector<int64_t>& dims) { return ir::Constant(v, ir::Shape(type, dims)); }
 
 std::vector<int64_t> AllDims(int64_t rank) {
@@ -104,7 +97,7 @@ NllInputs PrepareNll(const char* op, const at::Tensor& self, const at::Tensor& t
   NllInputs in;
   XlaTensorPtr x = GetXlaTensor(self, op);
   in.type = x->shape().type;
-  ElementType acc = AccType(in.type);
+  ElementType acc = AccumulationType(in.type);
   in.x = ir::Convert(x->GetIrValue(), acc);
   in.class_dim = self.dim() == 1 ? 0 : 1;
   const std::vector<int64_t>& dims = in.x.shape().dims;
@@ -233,9 +226,9 @@ at::Tensor XLANativeFunctions::_log_softmax(const at::Tensor& self, int64_t dim,
   int64_t d = WrapDim(dim, self.dim(), op);
   XlaTensorPtr x = GetXlaTensor(self, op);
   ElementType type = x->shape().type;
-  ElementType out_type = half_to_float && AccType(type) != type ? ElementType::kF32 : type;
+  ElementType out_type = half_to_float && AccumulationType(type) != type ? ElementType::kF32 : type;
   return AtenFromIr(Checked(op, [&] {
-                      Value v = ir::Convert(x->GetIrValue(), AccType(type));
+                      Value v = ir::Convert(x->GetIrValue(), AccumulationType(type));
                       // x - max - log(sum(exp(x - max))): no overflow for large inputs.
                       Value shifted = Sub(v, ReduceBack(ReduceKind::kMax, v, d));
                       Value lse = ir::Unary(ir::op::kLog, ReduceBack(ReduceKind::kSum, ir::Unary(ir::op::kExp, shifted), d));
@@ -257,7 +250,7 @@ at::Tensor XLANativeFunctions::_log_softmax_backward_data(const at::Tensor& grad
   int64_t d = WrapDim(dim, output.dim(), op);
   int device = CommonDevice({&grad_output, &output}, op);
   ElementType type = ElementTypeOf(grad_output.scalar_type());
-  ElementType acc = AccType(type);
+  ElementType acc = AccumulationType(type);
   Value g = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), acc);
   Value y = ir::Convert(GetXlaTensor(output, op)->GetIrValue(), acc);
   return AtenFromIr(Checked(op, [&] {
@@ -322,7 +315,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_batch_
   XlaTensorPtr x = GetXlaTensor(input, op);
   int device = x->device();
   ElementType type = x->shape().type;
-  ElementType acc = AccType(type);
+  ElementType acc = AccumulationType(type);
   // Statistics come out in f32 when the parameters' type differs from a low-precision
   // input's (PyTorch's mixed-type batch norm), else in the input's type.
   bool mixed = false;
@@ -402,7 +395,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_batch_
   int device = CommonDevice({&grad_out, &input}, op);
   XlaTensorPtr x = GetXlaTensor(input, op);
   ElementType type = x->shape().type;
-  ElementType acc = AccType(type);
+  ElementType acc = AccumulationType(type);
   ElementType param_type = Defined(weight) ? ElementTypeOf(weight->scalar_type()) : type;
   const std::vector<int64_t> dims = x->shape().dims;
   int64_t rank = static_cast<int64_t>(dims.size());

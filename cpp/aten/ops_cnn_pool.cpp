@@ -39,14 +39,7 @@ using ir::ReduceKind;
 using ir::Value;
 using runtime::ElementType;
 
-ElementType AccType(ElementType t) {
-  return t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
-}
 
-Value Add(const Value& a, const Value& b) { return ir::Binary(ir::op::kAdd, a, b); }
-Value Sub(const Value& a, const Value& b) { return ir::Binary(ir::op::kSubtract, a, b); }
-Value Mul(const Value& a, const Value& b) { return ir::Binary(ir::op::kMultiply, a, b); }
-Value Div(const Value& a, const Value& b) { return ir::Binary(ir::op::kDivide, a, b); }
 Value Full(double v, ElementType type, const std::vector<int64_t>& dims) { return ir::Constant(v, ir::Shape(type, dims)); }
 Value Cmp(CompareDirection d, const Value& a, const Value& b) { return ir::Compare(d, a, b); }
 
@@ -664,7 +657,7 @@ at::Tensor XLANativeFunctions::max_pool2d_with_indices_backward(const at::Tensor
               " and ", DescribeTensor(self));
   int device = CommonDevice({&grad_output, &self, &indices}, op);
   ElementType type = ElementTypeOf(self.scalar_type());
-  ElementType acc = AccType(type);
+  ElementType acc = AccumulationType(type);
   Value dy = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), acc);
   Value idx = GetXlaTensor(indices, op)->GetIrValue();
   return AtenFromIr(Checked(op, [&] {
@@ -692,7 +685,7 @@ at::Tensor XLANativeFunctions::avg_pool2d(const at::Tensor& self, at::IntArrayRe
   auto g = PoolGeometry(op, self, kernel_size, stride, padding, {1}, ceil_mode);
   XlaTensorPtr x = GetXlaTensor(self, op);
   ElementType type = x->shape().type;
-  ElementType acc = runtime::IsFloating(type) ? AccType(type) : ElementType::kS64;
+  ElementType acc = runtime::IsFloating(type) ? AccumulationType(type) : ElementType::kS64;
   return AtenFromIr(Checked(op, [&] {
                       std::vector<int64_t> od = OutDims(x->shape().dims, g);
                       Value padded = PadForWindows(ir::Convert(x->GetIrValue(), acc), g, 0);
@@ -723,7 +716,7 @@ at::Tensor XLANativeFunctions::avg_pool2d_backward(const at::Tensor& grad_output
               " and ", DescribeTensor(self));
   int device = CommonDevice({&grad_output, &self}, op);
   ElementType type = ElementTypeOf(self.scalar_type());
-  ElementType acc = AccType(type);
+  ElementType acc = AccumulationType(type);
   Value dy = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), acc);
   return AtenFromIr(Checked(op, [&] {
                       Value scaled = Div(dy, ToLastTwo(AvgDivisor(g, count_include_pad, divisor_override, acc), od));
@@ -744,7 +737,7 @@ at::Tensor XLANativeFunctions::_adaptive_avg_pool2d(const at::Tensor& self, at::
               DescribeTensor(self));
   XlaTensorPtr x = GetXlaTensor(self, op);
   ElementType type = x->shape().type;
-  ElementType acc = AccType(type);
+  ElementType acc = AccumulationType(type);
   int64_t h = self.size(-2), w = self.size(-1);
   return AtenFromIr(Checked(op, [&] {
                       Value a_h = AdaptiveMatrix(h, output_size[0], acc);
@@ -768,7 +761,7 @@ at::Tensor XLANativeFunctions::_adaptive_avg_pool2d_backward(const at::Tensor& g
               " and ", DescribeTensor(self));
   int device = CommonDevice({&grad_output, &self}, op);
   ElementType type = ElementTypeOf(self.scalar_type());
-  ElementType acc = AccType(type);
+  ElementType acc = AccumulationType(type);
   Value dy = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), acc);
   return AtenFromIr(Checked(op, [&] {
                       Value a_h = AdaptiveMatrix(self.size(-2), grad_output.size(-2), acc);
@@ -841,7 +834,7 @@ at::Tensor XLANativeFunctions::adaptive_max_pool2d_backward(const at::Tensor& gr
               " and ", DescribeTensor(self));
   int device = CommonDevice({&grad_output, &self, &indices}, op);
   ElementType type = ElementTypeOf(self.scalar_type());
-  ElementType acc = AccType(type);
+  ElementType acc = AccumulationType(type);
   int64_t r = self.dim();
   AdaptiveDim ah = AdaptiveWindows(self.size(-2), grad_output.size(-2));
   AdaptiveDim aw = AdaptiveWindows(self.size(-1), grad_output.size(-1));
@@ -901,7 +894,7 @@ at::Tensor XLANativeFunctions::upsample_nearest2d_backward(const at::Tensor& gra
   XlaTensorPtr g = GetXlaTensor(grad_output, op);
   ElementType type = g->shape().type;
   return AtenFromIr(Checked(op, [&] {
-                      Value v = ir::Convert(g->GetIrValue(), AccType(type));
+                      Value v = ir::Convert(g->GetIrValue(), AccumulationType(type));
                       v = NearestAlongBackward(v, 2, input_size[2], scales_h);
                       v = NearestAlongBackward(v, 3, input_size[3], scales_w);
                       return ir::Convert(v, type);
@@ -920,7 +913,7 @@ at::Tensor XLANativeFunctions::upsample_bilinear2d(const at::Tensor& self, at::I
               DescribeTensor(self));
   XlaTensorPtr x = GetXlaTensor(self, op);
   ElementType type = x->shape().type;
-  ElementType acc = AccType(type);
+  ElementType acc = AccumulationType(type);
   return AtenFromIr(Checked(op, [&] {
                       Value a_h = LinearMatrix(self.size(2), output_size[0], align_corners, scales_h, acc, type);
                       Value a_w = LinearMatrix(self.size(3), output_size[1], align_corners, scales_w, acc, type);
@@ -938,7 +931,7 @@ at::Tensor XLANativeFunctions::upsample_bilinear2d_backward(const at::Tensor& gr
   CheckUpsampleGrad(op, grad_output, output_size, input_size);
   XlaTensorPtr g = GetXlaTensor(grad_output, op);
   ElementType type = g->shape().type;
-  ElementType acc = AccType(type);
+  ElementType acc = AccumulationType(type);
   return AtenFromIr(Checked(op, [&] {
                       Value a_h = LinearMatrix(input_size[2], output_size[0], align_corners, scales_h, acc, type);
                       Value a_w = LinearMatrix(input_size[3], output_size[1], align_corners, scales_w, acc, type);

@@ -185,9 +185,6 @@ std::vector<int64_t> NonFeatureDims(std::size_t n) {
   return dims;
 }
 
-ElementType AccumulationType(ElementType t) {
-  return t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
-}
 
 // Crops a result whose spatial sizes exceed `spatial` (only when output_padding >= stride).
 Value CropTo(const Value& v, const std::vector<int64_t>& spatial) {

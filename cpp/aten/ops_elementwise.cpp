@@ -104,10 +104,6 @@ Value Pred(const Value& v) {
 }
 
 
-Value Add(const Value& a, const Value& b) { return ir::Binary(ir::op::kAdd, a, b); }
-Value Sub(const Value& a, const Value& b) { return ir::Binary(ir::op::kSubtract, a, b); }
-Value Mul(const Value& a, const Value& b) { return ir::Binary(ir::op::kMultiply, a, b); }
-Value Div(const Value& a, const Value& b) { return ir::Binary(ir::op::kDivide, a, b); }
 Value Cmp(CompareDirection dir, const Value& a, const Value& b) { return ir::Compare(dir, a, b); }
 Value And(const Value& a, const Value& b) { return ir::Binary(ir::op::kAnd, a, b); }
 Value Or(const Value& a, const Value& b) { return ir::Binary(ir::op::kOr, a, b); }

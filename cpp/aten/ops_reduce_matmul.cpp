@@ -34,9 +34,6 @@ std::vector<int64_t> ReducedDims(at::OptionalIntArrayRef dim, int64_t rank, cons
   return dims;
 }
 
-ElementType AccumulationType(ElementType t) {
-  return t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
-}
 
 Value Like(double value, const Value& v) { return ir::Constant(value, v.shape()); }
 

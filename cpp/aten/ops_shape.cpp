@@ -17,16 +17,6 @@ using ir::CompareDirection;
 using ir::Value;
 using runtime::ElementType;
 
-struct Input {
-  Value v;
-  int device;
-};
-
-Input Get(const at::Tensor& t, const char* op) {
-  XlaTensorPtr x = GetXlaTensor(t, op);
-  return Input{x->GetIrValue(), x->device()};
-}
-
 Value SliceDim(const Value& v, int64_t dim, int64_t start, int64_t end, int64_t step = 1) {
   std::vector<int64_t> lo(v.shape().rank(), 0), hi = v.shape().dims, st(v.shape().rank(), 1);
   lo[dim] = start;
@@ -36,7 +26,7 @@ Value SliceDim(const Value& v, int64_t dim, int64_t start, int64_t end, int64_t 
 }
 
 // Pieces of `v` along `dim` with the given sizes (which sum to the dimension's size).
-std::vector<at::Tensor> SplitSizes(const Input& in, const std::vector<int64_t>& sizes, int64_t dim) {
+std::vector<at::Tensor> SplitSizes(const IrInput& in, const std::vector<int64_t>& sizes, int64_t dim) {
   std::vector<at::Tensor> out;
   int64_t start = 0;
   for (int64_t s : sizes) {
@@ -59,7 +49,7 @@ Value TriangleMask(const Value& like, int64_t diagonal, CompareDirection dir) {
 
 at::Tensor Triangle(const at::Tensor& self, int64_t diagonal, CompareDirection dir, const char* op) {
   TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions, got ", DescribeTensor(self));
-  Input in = Get(self, op);
+  IrInput in = GetIrInput(self, op);
   Value mask = TriangleMask(in.v, diagonal, dir);
   return AtenFromIr(ir::Select(mask, in.v, ir::Constant(0, in.v.shape())), in.device);
 }
@@ -114,7 +104,7 @@ std::vector<at::Tensor> XLANativeFunctions::split_copy(const at::Tensor& self, i
   XLA_COUNT("split_copy");
   TORCH_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
   TORCH_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=", split_size);
-  Input in = Get(self, "split");
+  IrInput in = GetIrInput(self, "split");
   int64_t d = WrapDim(dim, self.dim(), "split");
   int64_t size = in.v.shape().dims[d];
   TORCH_CHECK(split_size > 0 || size == 0, "split_size can only be 0 if dimension size is 0, but got dimension size of ",
@@ -133,7 +123,7 @@ std::vector<at::Tensor> XLANativeFunctions::split_with_sizes_copy(const at::Tens
                                                                   int64_t dim) {
   XLA_COUNT("split_with_sizes_copy");
   TORCH_CHECK(self.dim() != 0, "split expects at least a 1-dimensional tensor");
-  Input in = Get(self, "split_with_sizes");
+  IrInput in = GetIrInput(self, "split_with_sizes");
   int64_t d = WrapDim(dim, self.dim(), "split_with_sizes");
   int64_t size = in.v.shape().dims[d], total = 0;
   for (int64_t s : split_sizes) {
@@ -149,7 +139,7 @@ std::vector<at::Tensor> XLANativeFunctions::split_with_sizes_copy(const at::Tens
 std::vector<at::Tensor> XLANativeFunctions::unbind_copy(const at::Tensor& self, int64_t dim) {
   XLA_COUNT("unbind_copy");
   TORCH_CHECK(self.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
-  Input in = Get(self, "unbind");
+  IrInput in = GetIrInput(self, "unbind");
   int64_t d = WrapDim(dim, self.dim(), "unbind");
   std::vector<int64_t> out_dims = in.v.shape().dims;
   out_dims.erase(out_dims.begin() + d);
@@ -162,7 +152,7 @@ std::vector<at::Tensor> XLANativeFunctions::unbind_copy(const at::Tensor& self, 
 at::Tensor XLANativeFunctions::narrow_copy(const at::Tensor& self, int64_t dim, int64_t start, int64_t length) {
   XLA_COUNT("narrow_copy");
   TORCH_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
-  Input in = Get(self, "narrow");
+  IrInput in = GetIrInput(self, "narrow");
   int64_t d = WrapDim(dim, self.dim(), "narrow");
   int64_t size = in.v.shape().dims[d];
   TORCH_CHECK(length >= 0, "narrow(): length must be non-negative.");
@@ -175,7 +165,7 @@ at::Tensor XLANativeFunctions::narrow_copy(const at::Tensor& self, int64_t dim, 
 
 at::Tensor XLANativeFunctions::flip(const at::Tensor& self, at::IntArrayRef dims) {
   XLA_COUNT("flip");
-  Input in = Get(self, "flip");
+  IrInput in = GetIrInput(self, "flip");
   int64_t rank = in.v.shape().rank();
   std::vector<bool> seen(std::max<int64_t>(rank, 1), false);
   std::vector<int64_t> ds;
@@ -193,7 +183,7 @@ at::Tensor XLANativeFunctions::roll(const at::Tensor& self, at::IntArrayRef shif
   TORCH_CHECK(!shifts.empty(), "`shifts` required");
   TORCH_CHECK(dims.empty() ? shifts.size() == 1 : shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ",
               shifts.size(), ", dims:", dims.size());
-  Input in = Get(self, "roll");
+  IrInput in = GetIrInput(self, "roll");
   Value v = in.v;
   std::vector<int64_t> orig = v.shape().dims;
   std::vector<int64_t> ds(dims.begin(), dims.end());
@@ -218,7 +208,7 @@ at::Tensor XLANativeFunctions::constant_pad_nd(const at::Tensor& self, at::IntAr
   int64_t rank = self.dim();
   TORCH_CHECK(static_cast<int64_t>(pad.size()) / 2 <= rank, "Length of pad should be no more than twice the number of "
               "dimensions of the input. Pad length is ", pad.size(), " while the input has ", rank, " dimensions.");
-  Input in = Get(self, "constant_pad_nd");
+  IrInput in = GetIrInput(self, "constant_pad_nd");
   std::vector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
   for (std::size_t i = 0; i < pad.size() / 2; ++i) {
     int64_t d = rank - 1 - static_cast<int64_t>(i);
@@ -248,7 +238,7 @@ at::Tensor XLANativeFunctions::repeat(const at::Tensor& self, at::IntArrayRef re
   TORCH_CHECK(static_cast<int64_t>(repeats.size()) >= self.dim(), "Number of dimensions of repeat dims can not be smaller "
               "than number of dimensions of tensor");
   for (int64_t r : repeats) TORCH_CHECK(r >= 0, "repeat: repeats must be non-negative, got ", repeats);
-  Input in = Get(self, "repeat");
+  IrInput in = GetIrInput(self, "repeat");
   std::size_t n = repeats.size();
   std::vector<int64_t> padded(n - in.v.shape().dims.size(), 1);
   padded.insert(padded.end(), in.v.shape().dims.begin(), in.v.shape().dims.end());
@@ -270,7 +260,7 @@ at::Tensor XLANativeFunctions::diagonal_copy(const at::Tensor& self, int64_t off
   TORCH_CHECK(rank >= 2, "diagonal: expected a tensor with at least 2 dimensions, got ", DescribeTensor(self));
   int64_t d1 = WrapDim(dim1, rank, "diagonal"), d2 = WrapDim(dim2, rank, "diagonal");
   TORCH_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
-  Input in = Get(self, "diagonal");
+  IrInput in = GetIrInput(self, "diagonal");
   // Move dim1, dim2 last: [..., n, m].
   std::vector<int64_t> perm, batch;
   for (int64_t i = 0; i < rank; ++i)
@@ -356,7 +346,7 @@ at::Tensor XLANativeFunctions::stack(at::TensorList tensors, int64_t dim) {
                 tensors[0].sizes(), " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
     std::vector<int64_t> dims(tensors[i].sizes().begin(), tensors[i].sizes().end());
     dims.insert(dims.begin() + d, 1);
-    Input in = Get(tensors[i], "stack");
+    IrInput in = GetIrInput(tensors[i], "stack");
     parts.push_back(AtenFromIr(ir::Reshape(in.v, dims), in.device));
   }
   return cat(at::ITensorListRef(at::ArrayRef<at::Tensor>(parts)), d);
@@ -364,7 +354,7 @@ at::Tensor XLANativeFunctions::stack(at::TensorList tensors, int64_t dim) {
 
 at::Tensor XLANativeFunctions::unfold_copy(const at::Tensor& self, int64_t dimension, int64_t size, int64_t step) {
   XLA_COUNT("unfold_copy");
-  Input in = Get(self, "unfold");
+  IrInput in = GetIrInput(self, "unfold");
   int64_t rank = in.v.shape().rank();
   int64_t d = WrapDim(dimension, rank, "unfold");
   int64_t n = rank == 0 ? 1 : in.v.shape().dims[d];
@@ -394,7 +384,7 @@ at::Tensor XLANativeFunctions::as_strided_copy(const at::Tensor& self, at::IntAr
   XLA_COUNT("as_strided_copy");
   TORCH_CHECK(size.size() == stride.size(), "as_strided_copy: mismatch in length of strides and shape (", size,
               " vs ", stride, ")");
-  Input in = Get(self, "as_strided_copy");
+  IrInput in = GetIrInput(self, "as_strided_copy");
   int64_t numel = in.v.shape().numel();
   int64_t offset = storage_offset.value_or(0);
   TORCH_CHECK(offset >= 0, "as_strided_copy: negative storage offset ", offset);
@@ -514,7 +504,7 @@ at::Tensor XLANativeFunctions::diagonal_backward(const at::Tensor& grad_output, 
   int64_t rank = static_cast<int64_t>(input_sizes.size());
   TORCH_CHECK(rank >= 2, "diagonal_backward: expected input sizes of rank >= 2, got ", input_sizes);
   int64_t d1 = WrapDim(dim1, rank, "diagonal_backward"), d2 = WrapDim(dim2, rank, "diagonal_backward");
-  Input g = Get(grad_output, "diagonal_backward");
+  IrInput g = GetIrInput(grad_output, "diagonal_backward");
   std::vector<int64_t> perm, inverse, batch;
   DiagonalPerm(rank, d1, d2, &perm, &inverse);
   for (int64_t i = 0; i < rank - 2; ++i) batch.push_back(input_sizes[perm[i]]);
@@ -531,8 +521,8 @@ at::Tensor XLANativeFunctions::diagonal_scatter(const at::Tensor& self, const at
   TORCH_CHECK(rank >= 2, "diagonal_scatter: expected a tensor with at least 2 dimensions, got ", DescribeTensor(self));
   int64_t d1 = WrapDim(dim1, rank, "diagonal_scatter"), d2 = WrapDim(dim2, rank, "diagonal_scatter");
   TORCH_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
-  Input base = Get(self, "diagonal_scatter");
-  Input s = Get(src, "diagonal_scatter");
+  IrInput base = GetIrInput(self, "diagonal_scatter");
+  IrInput s = GetIrInput(src, "diagonal_scatter");
   std::vector<int64_t> perm, inverse, batch;
   DiagonalPerm(rank, d1, d2, &perm, &inverse);
   for (int64_t i = 0; i < rank - 2; ++i) batch.push_back(self.size(perm[i]));
@@ -555,8 +545,8 @@ at::Tensor XLANativeFunctions::as_strided_scatter(const at::Tensor& self, const 
   TORCH_CHECK(size.size() == stride.size(), "as_strided_scatter: mismatch in length of strides and shape (", size,
               " vs ", stride, ")");
   TORCH_CHECK(src.sizes() == size, "as_strided_scatter: expected src to have size ", size, ", got ", src.sizes());
-  Input base = Get(self, "as_strided_scatter");
-  Input s = Get(src, "as_strided_scatter");
+  IrInput base = GetIrInput(self, "as_strided_scatter");
+  IrInput s = GetIrInput(src, "as_strided_scatter");
   int64_t numel = base.v.shape().numel();
   int64_t offset = storage_offset.value_or(0);
   ElementType type = base.v.shape().type;
@@ -629,7 +619,7 @@ at::Tensor XLANativeFunctions::diag_embed(const at::Tensor& self, int64_t offset
   TORCH_CHECK(self.dim() >= 1, "diag_embed: expected a tensor with at least 1 dimension, got ", DescribeTensor(self));
   int64_t d1 = WrapDim(dim1, rank, "diag_embed"), d2 = WrapDim(dim2, rank, "diag_embed");
   TORCH_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
-  Input in = Get(self, "diag_embed");
+  IrInput in = GetIrInput(self, "diag_embed");
   std::vector<int64_t> batch(in.v.shape().dims.begin(), in.v.shape().dims.end() - 1);
   int64_t n = in.v.shape().dims.back() + std::abs(offset);
   std::vector<int64_t> perm, inverse;
@@ -647,7 +637,7 @@ at::Tensor XLANativeFunctions::rot90(const at::Tensor& self, int64_t k, at::IntA
   TORCH_CHECK(rank >= 2, "expected total dims >= 2, but got total dims = ", rank);
   int64_t a = WrapDim(dims[0], rank, "rot90"), b = WrapDim(dims[1], rank, "rot90");
   TORCH_CHECK(a != b, "expected rotation dims to be different, but got dim0 = ", a, " and dim1 = ", b);
-  Input in = Get(self, "rot90");
+  IrInput in = GetIrInput(self, "rot90");
   k = ((k % 4) + 4) % 4;
   std::vector<int64_t> perm(rank);
   for (int64_t i = 0; i < rank; ++i) perm[i] = i;
@@ -661,7 +651,7 @@ at::Tensor XLANativeFunctions::rot90(const at::Tensor& self, int64_t k, at::IntA
 
 at::Tensor XLANativeFunctions::view_copy(const at::Tensor& self, at::ScalarType dtype) {
   XLA_COUNT("view_copy");
-  Input in = Get(self, "view");
+  IrInput in = GetIrInput(self, "view");
   ElementType from = in.v.shape().type, to = ElementTypeOf(dtype);
   if (from == to) return AtenFromIr(in.v, in.device);
   int64_t fs = c10::elementSize(self.scalar_type()), ts = c10::elementSize(dtype);
@@ -719,7 +709,7 @@ at::Tensor XLANativeFunctions::block_diag(at::TensorList tensors) {
   int device = -1;
   int64_t c0 = 0;
   for (const at::Tensor& t : tensors) {
-    Input in = Get(t, "block_diag");
+    IrInput in = GetIrInput(t, "block_diag");
     device = in.device;
     int64_t r = t.dim() == 2 ? t.size(0) : 1, c = t.dim() == 2 ? t.size(1) : t.dim() == 1 ? t.size(0) : 1;
     Value block = ir::Reshape(ir::Convert(in.v, type), {r, c});

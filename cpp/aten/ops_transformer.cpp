@@ -19,15 +19,8 @@ using ir::ReduceKind;
 using ir::Value;
 using runtime::ElementType;
 
-ElementType ComputeType(ElementType t) {
-  return t == ElementType::kBF16 || t == ElementType::kF16 ? ElementType::kF32 : t;
-}
 
 Value Const(double v, const Value& like) { return ir::Constant(v, like.shape()); }
-Value Add(const Value& a, const Value& b) { return ir::Binary(ir::op::kAdd, a, b); }
-Value Sub(const Value& a, const Value& b) { return ir::Binary(ir::op::kSubtract, a, b); }
-Value Mul(const Value& a, const Value& b) { return ir::Binary(ir::op::kMultiply, a, b); }
-Value Div(const Value& a, const Value& b) { return ir::Binary(ir::op::kDivide, a, b); }
 
 // Reduces `dims` of `v` and broadcasts the result back to v's shape.
 Value ReduceBack(ReduceKind kind, const Value& v, const std::vector<int64_t>& dims) {
@@ -153,7 +146,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_layer_
   int device = CommonDevice({&input, w ? w : &input, b ? b : &input}, op);
   XlaTensorPtr x = GetXlaTensor(input, op);
   ElementType in_type = x->shape().type;
-  ElementType ct = ComputeType(in_type);
+  ElementType ct = AccumulationType(in_type);
   return Checked(op, [&] {
     Value xv = ir::Convert(x->GetIrValue(), ct);
     const auto& dims = xv.shape().dims;
@@ -191,7 +184,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_layer_
               " with normalized_shape ", ListString(normalized_shape));
   int device = CommonDevice({&grad_out, &input, &mean, &rstd}, op);
   ElementType in_type = ElementTypeOf(input.scalar_type());
-  ElementType ct = ComputeType(in_type);
+  ElementType ct = AccumulationType(in_type);
   return Checked(op, [&] {
     Value x = ir::Convert(GetXlaTensor(input, op)->GetIrValue(), ct);
     const auto& dims = x.shape().dims;
@@ -232,7 +225,7 @@ at::Tensor XLANativeFunctions::gelu(const at::Tensor& self, c10::string_view app
   CheckFloating(self, "gelu", "input");
   XlaTensorPtr x = GetXlaTensor(self, "gelu");
   ElementType type = x->shape().type;
-  Value v = ir::Convert(x->GetIrValue(), ComputeType(type));
+  Value v = ir::Convert(x->GetIrValue(), AccumulationType(type));
   Value half_x = Mul(Const(0.5, v), v);
   Value y = kind == GeluKind::kNone
                 ? Mul(half_x, Add(Const(1, v), ir::Unary(ir::op::kErf, Mul(v, Const(1 / kSqrt2, v)))))
@@ -250,7 +243,7 @@ at::Tensor XLANativeFunctions::gelu_backward(const at::Tensor& grad_output, cons
               " does not match input ", DescribeTensor(self));
   int device = CommonDevice({&grad_output, &self}, op);
   ElementType type = ElementTypeOf(at::result_type(grad_output, self));
-  ElementType ct = ComputeType(type);
+  ElementType ct = AccumulationType(type);
   Value x = ir::Convert(GetXlaTensor(self, op)->GetIrValue(), ct);
   Value g = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), ct);
   Value d;
@@ -278,7 +271,7 @@ at::Tensor XLANativeFunctions::_softmax(const at::Tensor& self, int64_t dim, boo
   XlaTensorPtr x = GetXlaTensor(self, "_softmax");
   ElementType type = x->shape().type;
   int64_t d = WrapDim(dim, x->shape().rank(), "_softmax");
-  Value v = ir::Convert(x->GetIrValue(), ComputeType(type));
+  Value v = ir::Convert(x->GetIrValue(), AccumulationType(type));
   if (x->shape().rank() == 0) return AtenFromIr(ir::Convert(Const(1, v), type), x->device());
   return AtenFromIr(ir::Convert(Softmax(v, d), type), x->device());
 }
@@ -292,7 +285,7 @@ at::Tensor XLANativeFunctions::_softmax_backward_data(const at::Tensor& grad_out
   CheckFloating(output, op, "output");
   int device = CommonDevice({&grad_output, &output}, op);
   int64_t d = WrapDim(dim, output.dim(), op);
-  ElementType ct = ComputeType(ElementTypeOf(output.scalar_type()));
+  ElementType ct = AccumulationType(ElementTypeOf(output.scalar_type()));
   Value y = ir::Convert(GetXlaTensor(output, op)->GetIrValue(), ct);
   Value g = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), ct);
   ElementType out_type = ElementTypeOf(input_dtype);
@@ -309,7 +302,7 @@ at::Tensor XLANativeFunctions::_safe_softmax(const at::Tensor& self, int64_t dim
   TORCH_CHECK(runtime::IsFloating(type), "_safe_softmax: expected a floating point input or dtype, got ",
               DescribeTensor(self), dtype ? " with dtype " + std::string(c10::toString(*dtype)) : std::string());
   int64_t d = WrapDim(dim, x->shape().rank(), "_safe_softmax");
-  Value v = ir::Convert(ir::Convert(x->GetIrValue(), type), ComputeType(type));
+  Value v = ir::Convert(ir::Convert(x->GetIrValue(), type), AccumulationType(type));
   if (x->shape().rank() == 0) return AtenFromIr(ir::Convert(Const(1, v), type), x->device());
   // Rows whose elements are all -inf (fully masked) give zeros instead of NaN.
   Value max = ReduceBack(ReduceKind::kMax, v, {d});
@@ -387,7 +380,7 @@ std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::_native_multi_head_attent
       return ir::Transpose(ir::Reshape(y, {B, T, H, dh}), {0, 2, 1, 3});
     };
     Value q = project(query, 0), k = project(key, 1), v = project(value, 2);
-    ElementType ct = ComputeType(type);
+    ElementType ct = AccumulationType(type);
     Value scores = ir::Convert(ir::DotGeneral(q, k, {0, 1}, {0, 1}, {3}, {3}, type), ct);
     if (m) {
       Value mv = ir_of(*m);

@@ -11,16 +11,6 @@ namespace {
 
 using ir::Value;
 
-struct Input {
-  Value v;
-  int device;
-};
-
-Input Get(const at::Tensor& t, const char* op) {
-  XlaTensorPtr x = GetXlaTensor(t, op);
-  return Input{x->GetIrValue(), x->device()};
-}
-
 std::vector<int64_t> Vec(at::IntArrayRef a) { return std::vector<int64_t>(a.begin(), a.end()); }
 
 // PyTorch's slice bounds: clamp start/end into [0, size] after wrapping negatives.
@@ -62,7 +52,7 @@ Value ScatterSlice(const Value& base, const Value& src, int64_t dim, int64_t sta
 
 at::Tensor XLANativeFunctions::view_copy(const at::Tensor& self, at::IntArrayRef size) {
   XLA_COUNT("view_copy");
-  Input in = Get(self, "view");
+  IrInput in = GetIrInput(self, "view");
   std::vector<int64_t> dims = at::infer_size(size, in.v.shape().numel());
   return AtenFromIr(Checked("view", [&] { return ir::Reshape(in.v, dims); }), in.device);
 }
@@ -74,7 +64,7 @@ at::Tensor XLANativeFunctions::view_copy(const at::Tensor& self, at::IntArrayRef
 // alias device data either.
 at::Tensor XLANativeFunctions::view(const at::Tensor& self, at::IntArrayRef size) {
   XLA_COUNT("view");
-  Input in = Get(self, "view");
+  IrInput in = GetIrInput(self, "view");
   std::vector<int64_t> dims = at::infer_size(size, in.v.shape().numel());
   return AtenFromIr(Checked("view", [&] { return ir::Reshape(in.v, dims); }), in.device);
 }
@@ -86,7 +76,7 @@ at::Tensor XLANativeFunctions::_unsafe_view(const at::Tensor& self, at::IntArray
 
 at::Tensor XLANativeFunctions::permute_copy(const at::Tensor& self, at::IntArrayRef dims) {
   XLA_COUNT("permute_copy");
-  Input in = Get(self, "permute");
+  IrInput in = GetIrInput(self, "permute");
   int64_t rank = in.v.shape().rank();
   TORCH_CHECK(static_cast<int64_t>(dims.size()) == rank, "permute(sparse_coo): number of dimensions in the tensor input "
               "does not match the length of the desired ordering of dimensions i.e. input.dim() = ", rank,
@@ -104,7 +94,7 @@ at::Tensor XLANativeFunctions::permute_copy(const at::Tensor& self, at::IntArray
 
 at::Tensor XLANativeFunctions::transpose_copy(const at::Tensor& self, int64_t dim0, int64_t dim1) {
   XLA_COUNT("transpose_copy");
-  Input in = Get(self, "transpose");
+  IrInput in = GetIrInput(self, "transpose");
   int64_t rank = in.v.shape().rank();
   if (rank == 0) return AtenFromIr(in.v, in.device);
   std::vector<int64_t> perm(rank);
@@ -121,7 +111,7 @@ at::Tensor XLANativeFunctions::t_copy(const at::Tensor& self) {
 
 at::Tensor XLANativeFunctions::expand_copy(const at::Tensor& self, at::IntArrayRef size, bool implicit) {
   XLA_COUNT("expand_copy");
-  Input in = Get(self, "expand");
+  IrInput in = GetIrInput(self, "expand");
   const auto& dims = in.v.shape().dims;
   TORCH_CHECK(size.size() >= dims.size(), "expand: the number of sizes provided (", size.size(),
               ") must be greater or equal to the number of dimensions in the tensor (", dims.size(), ")");
@@ -142,7 +132,7 @@ at::Tensor XLANativeFunctions::expand_copy(const at::Tensor& self, at::IntArrayR
 at::Tensor XLANativeFunctions::slice_copy(const at::Tensor& self, int64_t dim, std::optional<int64_t> start,
                                           std::optional<int64_t> end, int64_t step) {
   XLA_COUNT("slice_copy");
-  Input in = Get(self, "slice");
+  IrInput in = GetIrInput(self, "slice");
   TORCH_CHECK(step > 0, "slice step must be positive");
   int64_t d = WrapDim(dim, in.v.shape().rank(), "slice");
   int64_t s, e;
@@ -152,7 +142,7 @@ at::Tensor XLANativeFunctions::slice_copy(const at::Tensor& self, int64_t dim, s
 
 at::Tensor XLANativeFunctions::select_copy(const at::Tensor& self, int64_t dim, int64_t index) {
   XLA_COUNT("select_copy");
-  Input in = Get(self, "select");
+  IrInput in = GetIrInput(self, "select");
   TORCH_CHECK(in.v.shape().rank() > 0, "select() cannot be applied to a 0-dim tensor.");
   int64_t d = WrapDim(dim, in.v.shape().rank(), "select");
   int64_t size = in.v.shape().dims[d];
@@ -166,7 +156,7 @@ at::Tensor XLANativeFunctions::select_copy(const at::Tensor& self, int64_t dim, 
 
 at::Tensor XLANativeFunctions::unsqueeze_copy(const at::Tensor& self, int64_t dim) {
   XLA_COUNT("unsqueeze_copy");
-  Input in = Get(self, "unsqueeze");
+  IrInput in = GetIrInput(self, "unsqueeze");
   std::vector<int64_t> dims = in.v.shape().dims;
   int64_t d = WrapDim(dim, static_cast<int64_t>(dims.size()) + 1, "unsqueeze");
   dims.insert(dims.begin() + d, 1);
@@ -175,7 +165,7 @@ at::Tensor XLANativeFunctions::unsqueeze_copy(const at::Tensor& self, int64_t di
 
 at::Tensor XLANativeFunctions::squeeze_copy(const at::Tensor& self) {
   XLA_COUNT("squeeze_copy");
-  Input in = Get(self, "squeeze");
+  IrInput in = GetIrInput(self, "squeeze");
   std::vector<int64_t> dims;
   for (int64_t d : in.v.shape().dims)
     if (d != 1) dims.push_back(d);
@@ -188,7 +178,7 @@ at::Tensor XLANativeFunctions::squeeze_copy(const at::Tensor& self, int64_t dim)
 
 at::Tensor XLANativeFunctions::squeeze_copy(const at::Tensor& self, at::IntArrayRef dim) {
   XLA_COUNT("squeeze_copy");
-  Input in = Get(self, "squeeze");
+  IrInput in = GetIrInput(self, "squeeze");
   const auto& in_dims = in.v.shape().dims;
   int64_t rank = static_cast<int64_t>(in_dims.size());
   std::vector<bool> drop(rank, false);
@@ -205,21 +195,21 @@ at::Tensor XLANativeFunctions::squeeze_copy(const at::Tensor& self, at::IntArray
 
 at::Tensor XLANativeFunctions::alias_copy(const at::Tensor& self) {
   XLA_COUNT("alias_copy");
-  Input in = Get(self, "alias");
+  IrInput in = GetIrInput(self, "alias");
   return AtenFromIr(in.v, in.device);
 }
 
 at::Tensor XLANativeFunctions::detach_copy(const at::Tensor& self) {
   XLA_COUNT("detach_copy");
-  Input in = Get(self, "detach");
+  IrInput in = GetIrInput(self, "detach");
   return AtenFromIr(in.v, in.device);
 }
 
 at::Tensor XLANativeFunctions::slice_scatter(const at::Tensor& self, const at::Tensor& src, int64_t dim,
                                              std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
   XLA_COUNT("slice_scatter");
-  Input base = Get(self, "slice_scatter");
-  Input s = Get(src, "slice_scatter");
+  IrInput base = GetIrInput(self, "slice_scatter");
+  IrInput s = GetIrInput(src, "slice_scatter");
   int64_t d = WrapDim(dim, base.v.shape().rank(), "slice_scatter");
   int64_t st, en;
   NormalizeSlice(base.v.shape().dims[d], start, end, &st, &en);
@@ -235,7 +225,7 @@ at::Tensor XLANativeFunctions::slice_backward(const at::Tensor& grad_output, at:
   XLA_COUNT("slice_backward");
   // PyTorch's own kernel writes into a view of zeros, which cannot work below
   // functionalization; scatter the gradient into zeros instead.
-  Input g = Get(grad_output, "slice_backward");
+  IrInput g = GetIrInput(grad_output, "slice_backward");
   int64_t d = WrapDim(dim, static_cast<int64_t>(input_sizes.size()), "slice_backward");
   int64_t s, e;
   NormalizeSlice(input_sizes[d], start, end, &s, &e);
@@ -246,7 +236,7 @@ at::Tensor XLANativeFunctions::slice_backward(const at::Tensor& grad_output, at:
 at::Tensor XLANativeFunctions::select_backward(const at::Tensor& grad_output, at::IntArrayRef input_sizes, int64_t dim,
                                                int64_t index) {
   XLA_COUNT("select_backward");
-  Input g = Get(grad_output, "select_backward");
+  IrInput g = GetIrInput(grad_output, "select_backward");
   int64_t d = WrapDim(dim, static_cast<int64_t>(input_sizes.size()), "select_backward");
   if (index < 0) index += input_sizes[d];
   std::vector<int64_t> expanded = Vec(input_sizes);
@@ -260,8 +250,8 @@ at::Tensor XLANativeFunctions::select_backward(const at::Tensor& grad_output, at
 
 at::Tensor XLANativeFunctions::select_scatter(const at::Tensor& self, const at::Tensor& src, int64_t dim, int64_t index) {
   XLA_COUNT("select_scatter");
-  Input base = Get(self, "select_scatter");
-  Input s = Get(src, "select_scatter");
+  IrInput base = GetIrInput(self, "select_scatter");
+  IrInput s = GetIrInput(src, "select_scatter");
   int64_t d = WrapDim(dim, base.v.shape().rank(), "select_scatter");
   int64_t size = base.v.shape().dims[d];
   TORCH_CHECK(index >= -size && index < size, "select_scatter(): index ", index, " out of range for tensor of size ",

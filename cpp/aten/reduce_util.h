@@ -16,9 +16,6 @@ using runtime::ElementType;
 // empty), wrapped; a 0-dim tensor accepts dim 0 / -1 and reduces nothing.
 std::vector<int64_t> ReducedDims(at::OptionalIntArrayRef dim, int64_t rank, const char* op);
 
-// Low-precision floats accumulate in f32, as PyTorch's CPU kernels do.
-ElementType AccumulationType(ElementType t);
-
 inline bool IsFloat(ElementType t) { return runtime::IsFloating(t); }
 
 // A splat constant with v's shape and type.
