@@ -1,5 +1,7 @@
 #include "runtime/client.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -9,6 +11,7 @@
 
 #include "pjrt_c_api.h"
 #include "runtime/compile_options.h"
+#include "runtime/host_block_cache.h"
 #include "runtime/host_memory.h"
 #include "runtime/live_api.h"
 #include "runtime/pjrt_call.h"
@@ -208,6 +211,15 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
     throw RuntimeError("cannot use the PJRT plugin for device kind " + device_kind_ + " from " +
                        choice.source + ": " + error.what() + " (looked at: " + choice.searched +
                        ")");
+  }
+
+  if (device_kind_ == "CPU") {
+    // The CPU plugin's device memory is host memory from malloc: give its large buffers
+    // a cache (host_block_cache.h) before its threads start.
+    if (void* handle = dlopen(choice.path.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+      internal::InstallHostBlockCache(handle);
+      dlclose(handle);
+    }
   }
 
   auto create_args = PJRT_ARGS(PJRT_Client_Create_Args);

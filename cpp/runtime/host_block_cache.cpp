@@ -1,0 +1,150 @@
+#include "runtime/host_block_cache.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+
+#include "runtime/elf_import_rebind.h"
+#include "runtime/metrics.h"
+
+namespace torch_xla::runtime::internal {
+namespace {
+
+// Mappings are rounded to the huge-page size so that the kernel can back them with huge
+// pages (fewer faults and TLB misses on first touch).
+constexpr size_t kMappingGranule = size_t{2} << 20;
+
+size_t PageSize() {
+  static const size_t page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return page_size;
+}
+
+}  // namespace
+
+HostBlockCache::~HostBlockCache() {
+  for (const Block& block : cached_) munmap(block.base, block.bytes);
+}
+
+void* HostBlockCache::Allocate(size_t bytes, size_t alignment) {
+  if (bytes < kMinBlockBytes || alignment > PageSize()) return nullptr;
+  static metrics::Counter* hits = metrics::GetCounter("HostBlockCacheHit");
+  static metrics::Counter* misses = metrics::GetCounter("HostBlockCacheMiss");
+  const size_t wanted = (bytes + kMappingGranule - 1) / kMappingGranule * kMappingGranule;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // The smallest cached block that fits without wasting more than a quarter.
+    auto best = cached_.end();
+    for (auto it = cached_.begin(); it != cached_.end(); ++it) {
+      if (it->bytes >= wanted && it->bytes <= wanted + wanted / 4 && (best == cached_.end() || it->bytes < best->bytes)) {
+        best = it;
+      }
+    }
+    if (best != cached_.end()) {
+      Block block = *best;
+      cached_.erase(best);
+      cached_bytes_ -= block.bytes;
+      live_.push_back(block);
+      hits->Add();
+      return block.base;
+    }
+  }
+  void* base = mmap(nullptr, wanted, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) return nullptr;
+  madvise(base, wanted, MADV_HUGEPAGE);  // advisory: ignored where huge pages are off
+  misses->Add();
+  std::lock_guard<std::mutex> lock(mutex_);
+  live_.push_back({base, wanted});
+  return base;
+}
+
+bool HostBlockCache::Release(void* pointer) {
+  // Blocks are page-aligned; malloc's pointers almost never are.
+  if (pointer == nullptr || reinterpret_cast<uintptr_t>(pointer) % PageSize() != 0) return false;
+  std::vector<Block> unmap;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = std::find_if(live_.begin(), live_.end(), [&](const Block& block) { return block.base == pointer; });
+    if (it == live_.end()) return false;
+    Block block = *it;
+    live_.erase(it);
+    cached_.push_back(block);
+    cached_bytes_ += block.bytes;
+    EvictToCapacityLocked(&unmap);
+  }
+  for (const Block& block : unmap) munmap(block.base, block.bytes);
+  return true;
+}
+
+void HostBlockCache::EvictToCapacityLocked(std::vector<Block>* unmap) {
+  while (cached_bytes_ > capacity_bytes_ && !cached_.empty()) {
+    unmap->push_back(cached_.front());
+    cached_bytes_ -= cached_.front().bytes;
+    cached_.erase(cached_.begin());
+  }
+}
+
+size_t HostBlockCache::cached_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cached_bytes_;
+}
+
+size_t HostBlockCache::live_blocks() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return live_.size();
+}
+
+// ---- the plugin's allocation imports ------------------------------------------------------
+
+namespace {
+
+size_t CapacityFromEnvironment() {
+  const size_t physical = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * PageSize();
+  size_t megabytes = 2048;
+  if (const char* value = std::getenv("XLA_CPU_BLOCK_CACHE_MB"); value != nullptr && *value != '\0') {
+    char* end = nullptr;
+    const unsigned long long parsed = std::strtoull(value, &end, 10);
+    if (end != value && *end == '\0') megabytes = static_cast<size_t>(parsed);
+  }
+  return std::min(megabytes << 20, physical / 4);
+}
+
+// Never destroyed: the plugin may free blocks while the process exits, after static
+// destructors of this library have run.
+HostBlockCache* process_cache = nullptr;
+
+int CachedPosixMemalign(void** out, size_t alignment, size_t bytes) {
+  if (void* block = process_cache->Allocate(bytes, alignment)) {
+    *out = block;
+    return 0;
+  }
+  return posix_memalign(out, alignment, bytes);
+}
+
+void* CachedAlignedAlloc(size_t alignment, size_t bytes) {
+  if (void* block = process_cache->Allocate(bytes, alignment)) return block;
+  return aligned_alloc(alignment, bytes);
+}
+
+void CachedFree(void* pointer) {
+  if (!process_cache->Release(pointer)) free(pointer);
+}
+
+}  // namespace
+
+bool InstallHostBlockCache(void* plugin_handle) {
+  const size_t capacity = CapacityFromEnvironment();
+  if (capacity == 0) return false;
+  if (process_cache == nullptr) process_cache = new HostBlockCache(capacity);
+  const std::array<ImportRebinding, 3> rebindings = {{
+      {"free", reinterpret_cast<void*>(&CachedFree)},
+      {"posix_memalign", reinterpret_cast<void*>(&CachedPosixMemalign)},
+      {"aligned_alloc", reinterpret_cast<void*>(&CachedAlignedAlloc)},
+  }};
+  return RebindImports(plugin_handle, rebindings) > 0;
+}
+
+}  // namespace torch_xla::runtime::internal

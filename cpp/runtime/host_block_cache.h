@@ -1,0 +1,63 @@
+#pragma once
+// A cache of large host memory blocks for the CPU plugin.
+//
+// An XLA CPU executable allocates its temporary buffer (every intermediate value of the
+// graph: 160 MB for the transformer training step of benchmarks/) at each run and frees
+// it when the run ends. glibc maps every allocation above 32 MB anew and unmaps it on
+// free, so each run page-faults and zero-fills the whole buffer again, about 15% of that
+// step. The cache keeps freed large blocks mapped and hands them to the next request of
+// a similar size, as a GPU runtime's caching allocator does for device memory. The PJRT
+// C API has no allocator hook, so the plugin's own aligned-allocation and free imports
+// are rebound to the cache (elf_import_rebind.h).
+#include <cstddef>
+#include <mutex>
+#include <vector>
+
+namespace torch_xla::runtime::internal {
+
+class HostBlockCache {
+ public:
+  // Requests below this size are left to malloc: glibc reuses their memory itself.
+  static constexpr size_t kMinBlockBytes = size_t{16} << 20;
+
+  // Keeps at most `capacity_bytes` of freed blocks mapped.
+  explicit HostBlockCache(size_t capacity_bytes) : capacity_bytes_(capacity_bytes) {}
+  HostBlockCache(const HostBlockCache&) = delete;
+  HostBlockCache& operator=(const HostBlockCache&) = delete;
+  ~HostBlockCache();
+
+  // A block of at least `bytes`, aligned to `alignment`: a cached one of a similar size
+  // (at most a quarter larger) or a new mapping. nullptr for a request below
+  // kMinBlockBytes, an alignment above the page size, or a failed mapping; the caller
+  // then uses malloc.
+  void* Allocate(size_t bytes, size_t alignment);
+
+  // Takes back a block from Allocate and returns true; false for any other pointer
+  // (which the caller then frees itself). Cheap for pointers that are not blocks.
+  bool Release(void* pointer);
+
+  size_t cached_bytes() const;
+  size_t live_blocks() const;
+
+ private:
+  struct Block {
+    void* base;
+    size_t bytes;
+  };
+  void EvictToCapacityLocked(std::vector<Block>* unmap);
+
+  const size_t capacity_bytes_;
+  mutable std::mutex mutex_;
+  std::vector<Block> live_;
+  std::vector<Block> cached_;  // oldest first: evicted first
+  size_t cached_bytes_ = 0;
+};
+
+// Routes the large aligned allocations of the plugin loaded as `plugin_handle` (its
+// posix_memalign, aligned_alloc and free imports) through one process-wide cache.
+// $XLA_CPU_BLOCK_CACHE_MB sets the cache's capacity (default: 2048, at most a quarter of
+// physical memory); 0 turns it off. Returns whether the plugin's imports now go through
+// the cache. Call it before the plugin runs code on other threads.
+bool InstallHostBlockCache(void* plugin_handle);
+
+}  // namespace torch_xla::runtime::internal

@@ -1,0 +1,95 @@
+// The cache of large host blocks that serves the CPU plugin's big allocations
+// (runtime/host_block_cache.h). Its use by the plugin is tested from Python
+// (test_py/test_host_block_cache.py), where a graph's buffers pass through it.
+#include "runtime/host_block_cache.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace torch_xla::runtime::internal {
+namespace {
+
+constexpr size_t kMiB = size_t{1} << 20;
+
+bool PageAligned(void* pointer) { return reinterpret_cast<uintptr_t>(pointer) % sysconf(_SC_PAGESIZE) == 0; }
+
+TEST(HostBlockCacheTest, SmallRequestsAndLargeAlignmentsAreLeftToMalloc) {
+  HostBlockCache cache(256 * kMiB);
+  EXPECT_EQ(cache.Allocate(HostBlockCache::kMinBlockBytes - 1, 64), nullptr);
+  EXPECT_EQ(cache.Allocate(64 * kMiB, 1 << 16), nullptr);
+  EXPECT_EQ(cache.live_blocks(), 0u);
+}
+
+TEST(HostBlockCacheTest, LargeBlockIsPageAlignedAndWritable) {
+  HostBlockCache cache(256 * kMiB);
+  void* block = cache.Allocate(40 * kMiB + 3, 64);
+  ASSERT_NE(block, nullptr);
+  EXPECT_TRUE(PageAligned(block));
+  std::memset(block, 0x5a, 40 * kMiB + 3);
+  EXPECT_EQ(static_cast<unsigned char*>(block)[40 * kMiB + 2], 0x5a);
+  EXPECT_EQ(cache.live_blocks(), 1u);
+  EXPECT_TRUE(cache.Release(block));
+  EXPECT_EQ(cache.live_blocks(), 0u);
+  EXPECT_GE(cache.cached_bytes(), 40 * kMiB);
+}
+
+TEST(HostBlockCacheTest, ReleasedBlockServesTheNextRequestOfSimilarSize) {
+  HostBlockCache cache(256 * kMiB);
+  void* first = cache.Allocate(32 * kMiB, 64);
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(cache.Release(first));
+  // A little smaller: the cached block fits without wasting more than a quarter.
+  void* again = cache.Allocate(30 * kMiB, 64);
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(cache.cached_bytes(), 0u);
+  ASSERT_TRUE(cache.Release(again));
+  // Half the size would waste too much: a new block, the cached one stays.
+  void* smaller = cache.Allocate(16 * kMiB, 64);
+  ASSERT_NE(smaller, nullptr);
+  EXPECT_NE(smaller, first);
+  EXPECT_GE(cache.cached_bytes(), 32 * kMiB);
+  // Larger than the cached block: a new block too.
+  void* larger = cache.Allocate(48 * kMiB, 64);
+  ASSERT_NE(larger, nullptr);
+  EXPECT_NE(larger, first);
+  EXPECT_TRUE(cache.Release(smaller));
+  EXPECT_TRUE(cache.Release(larger));
+}
+
+TEST(HostBlockCacheTest, ForeignPointersAreNotTakenBack) {
+  HostBlockCache cache(256 * kMiB);
+  void* from_malloc = std::malloc(100);
+  EXPECT_FALSE(cache.Release(from_malloc));
+  std::free(from_malloc);
+  void* page_aligned = nullptr;
+  ASSERT_EQ(posix_memalign(&page_aligned, sysconf(_SC_PAGESIZE), 20 * kMiB), 0);
+  EXPECT_FALSE(cache.Release(page_aligned));
+  std::free(page_aligned);
+  EXPECT_FALSE(cache.Release(nullptr));
+  void* block = cache.Allocate(20 * kMiB, 64);
+  ASSERT_NE(block, nullptr);
+  EXPECT_TRUE(cache.Release(block));
+  EXPECT_FALSE(cache.Release(block));  // already back in the cache
+}
+
+TEST(HostBlockCacheTest, CachedBytesStayWithinCapacity) {
+  HostBlockCache cache(40 * kMiB);
+  void* a = cache.Allocate(20 * kMiB, 64);
+  void* b = cache.Allocate(24 * kMiB, 64);
+  void* c = cache.Allocate(64 * kMiB, 64);
+  ASSERT_TRUE(a && b && c);
+  ASSERT_TRUE(cache.Release(a));
+  ASSERT_TRUE(cache.Release(b));  // a + b exceed 40 MiB: the older (a) is unmapped
+  EXPECT_LE(cache.cached_bytes(), 40 * kMiB);
+  EXPECT_EQ(cache.Allocate(24 * kMiB, 64), b);
+  ASSERT_TRUE(cache.Release(c));  // larger than the capacity: unmapped at once
+  EXPECT_EQ(cache.cached_bytes(), 0u);
+  ASSERT_TRUE(cache.Release(b));
+}
+
+}  // namespace
+}  // namespace torch_xla::runtime::internal

@@ -1,0 +1,56 @@
+"""The CPU plugin's large buffers (a graph's temporaries, big results) come from a cache
+of mapped blocks that the next run reuses (cpp/runtime/host_block_cache.h)."""
+import os
+import subprocess
+import sys
+
+import torch
+
+import torch_xla
+import torch_xla.core.xla_model as xm
+import torch_xla.debug.metrics as met
+
+DEV = xm.xla_device()
+
+
+def counter(name):
+  return met.counter_value(name) or 0
+
+
+def run_large_graph(x_cpu, w_cpu):
+  # 1024 x 4096 float32 intermediates are 16 MiB: large enough for the cache.
+  x, w = x_cpu.to(DEV), w_cpu.to(DEV)
+  h = torch.relu(x @ w)
+  y = (h * h.sigmoid()) @ w.t()
+  xm.mark_step()
+  return y.cpu()
+
+
+def test_repeated_run_reuses_the_blocks_of_the_last_one():
+  torch.manual_seed(0)
+  x, w = torch.randn(1024, 512), torch.randn(512, 4096) * 0.05
+  expected = (torch.relu(x @ w) * torch.relu(x @ w).sigmoid()) @ w.t()
+  first = run_large_graph(x, w)
+  misses, hits = counter('HostBlockCacheMiss'), counter('HostBlockCacheHit')
+  assert misses > 0, 'no buffer of the graph went through the cache'
+  for _ in range(3):
+    again = run_large_graph(x, w)
+    torch.testing.assert_close(again, expected, rtol=1e-4, atol=1e-4)
+  assert counter('HostBlockCacheHit') >= hits + 3
+  assert counter('HostBlockCacheMiss') == misses
+  torch.testing.assert_close(first, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_cache_can_be_turned_off():
+  script = (
+      'import torch, torch_xla, torch_xla.core.xla_model as xm, torch_xla.debug.metrics as met\n'
+      'd = xm.xla_device()\n'
+      'x = torch.ones(1024, 8192, device=d)\n'
+      'y = (x * 2 + 1).sum(0)\n'
+      'xm.mark_step()\n'
+      'assert y.cpu()[0].item() == 3 * 1024\n'
+      'print(met.counter_value("HostBlockCacheMiss"), met.counter_value("HostBlockCacheHit"))\n')
+  env = dict(os.environ, XLA_CPU_BLOCK_CACHE_MB='0')
+  result = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True, timeout=120)
+  assert result.returncode == 0, result.stderr
+  assert result.stdout.split() == ['None', 'None']
