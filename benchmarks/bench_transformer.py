@@ -14,9 +14,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
 import torch_xla  # noqa: E402
-import torch_xla.core.xla_model as xm  # noqa: E402
 import torch_xla.debug.metrics as met  # noqa: E402
-from common import measure_training, report  # noqa: E402
+from common import compare_training, report  # noqa: E402
 from transformer_model import TransformerLM, lm_loss  # noqa: E402
 
 
@@ -49,14 +48,11 @@ def main():
   args = parser.parse_args()
   torch.set_num_threads(os.cpu_count())
   build = make_step(args.batch, args.seq, args.vocab)
-  _, eager, _ = measure_training(build, 'cpu', args.steps, lambda: None, lambda: None)
-  first, xla, pipelined = measure_training(build, xm.xla_device(), args.steps, xm.mark_step, xm.wait_device_ops)
-  fallbacks = [n for n in met.counter_names() if n.startswith('aten::')]
-  report([{'bench': 'transformer', 'batch': args.batch, 'seq': args.seq, 'eager_ms': eager * 1e3,
-           'xla_ms': xla * 1e3, 'ratio': xla / eager, 'xla_pipelined_ms': pipelined * 1e3,
-           'pipelined_ratio': pipelined / eager, 'xla_first_step_s': first, 'cpu_fallback_ops': len(fallbacks)}])
-  if fallbacks:
-    print('ops run through the CPU fallback:', ', '.join(fallbacks))
+  row = {'bench': 'transformer', 'batch': args.batch, 'seq': args.seq}
+  row.update(compare_training(build, args.steps))
+  report([row])
+  if row['cpu_fallback_ops']:
+    print('ops run through the CPU fallback:', ', '.join(n for n in met.counter_names() if n.startswith('aten::')))
 
 
 if __name__ == '__main__':

@@ -31,36 +31,55 @@ def _fmt(v):
   return '{:.3f}'.format(v) if isinstance(v, float) else str(v)
 
 
-def measure_training(make_step, device, steps, sync, wait):
-  """Times a training step on `device`.
+def compare_training(make_step, steps, rounds=3):
+  """Step time of a training step in eager PyTorch on the CPU and on the XLA device.
 
-  make_step(device) builds the model and returns step(), which runs one training
-  step. sync() ends a step (xm.mark_step on the XLA device); wait() waits for the
-  device to finish. Returns (first step seconds, compile included; median seconds
-  of a step that waits for its own result; seconds per step when steps run back to
-  back and only the last one is waited for, so tracing overlaps execution).
+  make_step(device) builds the model and returns step(), which runs one training step.
+  The two alternate in `rounds` blocks of `steps` steps each, so that a machine that
+  slows down or speeds up during the run affects both alike. Returns a dict: median ms
+  of an eager step; median ms of an XLA step that waits for its own result; ms per XLA
+  step when steps run back to back and only the last is waited for (tracing overlaps
+  execution; median over the rounds); seconds of the first XLA step, compile included;
+  the number of ops that ran through the CPU fallback.
   """
-  step = make_step(device)
+  import torch_xla.core.xla_model as xm
+  import torch_xla.debug.metrics as met
+
+  eager_step = make_step('cpu')
+  xla_step = make_step(xm.xla_device())
+
+  def run_xla():
+    xla_step()
+    xm.mark_step()
+
   start = time.perf_counter()
-  step()
-  sync()
-  wait()
+  run_xla()
+  xm.wait_device_ops()
   first = time.perf_counter() - start
   for _ in range(2):  # the graphs of the next steps may differ once (e.g. optimizer state)
-    step()
-    sync()
-  wait()
-  samples = []
-  for _ in range(steps):
+    eager_step()
+    run_xla()
+  xm.wait_device_ops()
+
+  eager, xla, pipelined = [], [], []
+  for _ in range(rounds):
+    for _ in range(steps):
+      start = time.perf_counter()
+      eager_step()
+      eager.append(time.perf_counter() - start)
+    for _ in range(steps):
+      start = time.perf_counter()
+      run_xla()
+      xm.wait_device_ops()
+      xla.append(time.perf_counter() - start)
     start = time.perf_counter()
-    step()
-    sync()
-    wait()
-    samples.append(time.perf_counter() - start)
-  start = time.perf_counter()
-  for _ in range(steps):
-    step()
-    sync()
-  wait()
-  pipelined = (time.perf_counter() - start) / steps
-  return first, statistics.median(samples), pipelined
+    for _ in range(steps):
+      run_xla()
+    xm.wait_device_ops()
+    pipelined.append((time.perf_counter() - start) / steps)
+  eager_ms = statistics.median(eager) * 1e3
+  xla_ms = statistics.median(xla) * 1e3
+  pipelined_ms = statistics.median(pipelined) * 1e3
+  return {'eager_ms': eager_ms, 'xla_ms': xla_ms, 'ratio': xla_ms / eager_ms, 'xla_pipelined_ms': pipelined_ms,
+          'pipelined_ratio': pipelined_ms / eager_ms, 'xla_first_step_s': first,
+          'cpu_fallback_ops': len([n for n in met.counter_names() if n.startswith('aten::')])}
