@@ -44,6 +44,8 @@ const OpKind kErf = OpKind::Get("chlo.erf");
 const OpKind kShiftLeft = OpKind::Get("stablehlo.shift_left");
 const OpKind kShiftRightArithmetic = OpKind::Get("stablehlo.shift_right_arithmetic");
 const OpKind kShiftRightLogical = OpKind::Get("stablehlo.shift_right_logical");
+const OpKind kNanMaximum = OpKind::Get("xla::nan_maximum");
+const OpKind kNanMinimum = OpKind::Get("xla::nan_minimum");
 }  // namespace op
 
 namespace {

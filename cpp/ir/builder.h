@@ -17,6 +17,10 @@ extern const OpKind kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum, kPo
     kOr, kXor, kNot, kNegate, kAbs, kExp, kExpm1, kLog, kLog1p, kSqrt, kRsqrt, kTanh, kLogistic, kSin,
     kCos, kTan, kFloor, kCeil, kSign, kRoundEven, kAtan2, kSelect, kClamp, kIsFinite, kConvert, kErf,
     kShiftLeft, kShiftRightArithmetic, kShiftRightLogical;
+// max/min that return NaN when either operand is NaN (PyTorch's semantics; StableHLO's
+// maximum/minimum may return the other operand). One node at trace time; lowered to
+// maximum/minimum plus NaN selects (lowering/rules_elementwise.cpp). Floating types only.
+extern const OpKind kNanMaximum, kNanMinimum;
 }  // namespace op
 
 enum class CompareDirection : int64_t { kEq, kNe, kGe, kGt, kLe, kLt };

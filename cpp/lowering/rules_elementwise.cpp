@@ -46,6 +46,30 @@ std::vector<Ssa> LowerCompare(LoweringContext& ctx, const Node& node, const std:
 }
 LoweringRule compare_rule("stablehlo.compare", LowerCompare);
 
+// xla::nan_maximum / xla::nan_minimum: select(a != a, a, select(b != b, b, max(a, b))).
+// XLA's CPU backend fuses this form into faster loops than one that relies on its
+// maximum's own NaN handling (measured on the MNIST step).
+std::vector<Ssa> LowerNanPropagating(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands,
+                                     const char* op) {
+  const Shape& shape = node.shape();
+  Shape pred(ElementType::kPred, shape.dims);
+  const char* ne = "comparison_direction = #stablehlo<comparison_direction NE>, "
+                   "compare_type = #stablehlo<comparison_type FLOAT>";
+  Ssa r = ctx.Emit(op, operands, shape);
+  Ssa a_nan = ctx.Emit("stablehlo.compare", {operands[0], operands[0]}, pred, ne);
+  Ssa b_nan = ctx.Emit("stablehlo.compare", {operands[1], operands[1]}, pred, ne);
+  Ssa b_or_r = ctx.Emit("stablehlo.select", {b_nan, operands[1], r}, shape);
+  return {ctx.Emit("stablehlo.select", {a_nan, operands[0], b_or_r}, shape)};
+}
+LoweringRule nan_maximum_rule("xla::nan_maximum", [](LoweringContext& ctx, const Node& node,
+                                                     const std::vector<Ssa>& operands) {
+  return LowerNanPropagating(ctx, node, operands, "stablehlo.maximum");
+});
+LoweringRule nan_minimum_rule("xla::nan_minimum", [](LoweringContext& ctx, const Node& node,
+                                                     const std::vector<Ssa>& operands) {
+  return LowerNanPropagating(ctx, node, operands, "stablehlo.minimum");
+});
+
 // xla::constant: a splat of attrs.floats[0] in the node's shape.
 std::vector<Ssa> LowerConstant(LoweringContext& ctx, const Node& node, const std::vector<Ssa>&) {
   return {ctx.Constant(node.shape(), node.attrs().floats[0])};
