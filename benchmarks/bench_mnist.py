@@ -16,7 +16,6 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
 import torch_xla  # noqa: E402
-import torch_xla.debug.metrics as met  # noqa: E402
 from common import compare_training, report  # noqa: E402
 from mnist_model import MNIST  # noqa: E402
 
@@ -52,8 +51,6 @@ def main():
   row = {'bench': 'mnist', 'batch': args.batch}
   row.update(compare_training(build, args.steps))
   report([row])
-  if row['cpu_fallback_ops']:
-    print('ops run through the CPU fallback:', ', '.join(n for n in met.counter_names() if n.startswith('aten::')))
 
 
 if __name__ == '__main__':

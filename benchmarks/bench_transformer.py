@@ -14,7 +14,6 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
 import torch_xla  # noqa: E402
-import torch_xla.debug.metrics as met  # noqa: E402
 from common import compare_training, report  # noqa: E402
 from transformer_model import TransformerLM, lm_loss  # noqa: E402
 
@@ -51,8 +50,6 @@ def main():
   row = {'bench': 'transformer', 'batch': args.batch, 'seq': args.seq}
   row.update(compare_training(build, args.steps))
   report([row])
-  if row['cpu_fallback_ops']:
-    print('ops run through the CPU fallback:', ', '.join(n for n in met.counter_names() if n.startswith('aten::')))
 
 
 if __name__ == '__main__':

@@ -40,7 +40,7 @@ def compare_training(make_step, steps, rounds=3):
   of an eager step; median ms of an XLA step that waits for its own result; ms per XLA
   step when steps run back to back and only the last is waited for (tracing overlaps
   execution; median over the rounds); seconds of the first XLA step, compile included;
-  the number of ops that ran through the CPU fallback.
+  the number of ops that ran through the CPU fallback (their names are printed).
   """
   import torch_xla.core.xla_model as xm
   import torch_xla.debug.metrics as met
@@ -80,6 +80,9 @@ def compare_training(make_step, steps, rounds=3):
   eager_ms = statistics.median(eager) * 1e3
   xla_ms = statistics.median(xla) * 1e3
   pipelined_ms = statistics.median(pipelined) * 1e3
+  fallbacks = [n for n in met.counter_names() if n.startswith('aten::')]
+  if fallbacks:
+    print('ops run through the CPU fallback:', ', '.join(fallbacks))
   return {'eager_ms': eager_ms, 'xla_ms': xla_ms, 'ratio': xla_ms / eager_ms, 'xla_pipelined_ms': pipelined_ms,
           'pipelined_ratio': pipelined_ms / eager_ms, 'xla_first_step_s': first,
-          'cpu_fallback_ops': len([n for n in met.counter_names() if n.startswith('aten::')])}
+          'cpu_fallback_ops': len(fallbacks)}

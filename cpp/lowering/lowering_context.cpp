@@ -189,6 +189,14 @@ Ssa LoweringContext::Constant(const Shape& shape, double value) {
   return Emit("stablehlo.constant", {}, shape, attrs);
 }
 
+std::string CompareAttributes(std::string_view direction, ElementType type) {
+  const char* compare_type = runtime::IsFloating(type) || runtime::IsComplex(type) ? "FLOAT"
+                             : type == ElementType::kPred || runtime::IsUnsigned(type) ? "UNSIGNED"
+                                                                                         : "SIGNED";
+  return "comparison_direction = #stablehlo<comparison_direction " + std::string(direction) +
+         ">, compare_type = #stablehlo<comparison_type " + compare_type + ">";
+}
+
 std::string LoweringContext::BinaryRegion(std::string_view op, ElementType type) {
   std::string t = Shape(type, {}).ToMlir();
   std::string a = FreshName(), b = FreshName(), r = FreshName();

@@ -83,6 +83,10 @@ std::string I64Array(const std::vector<int64_t>& values);
 // A literal of `value` in element type `type`, as MLIR's dense<> takes it.
 std::string ScalarLiteral(double value, ElementType type);
 
+// The attribute text of stablehlo.compare: `direction` ("EQ", "NE", "GE", "GT", "LE",
+// "LT") and the comparison type that operands of element type `type` need.
+std::string CompareAttributes(std::string_view direction, ElementType type);
+
 // A lowering rule emits the operations of one node and returns one Ssa per output.
 using LowerFn = std::vector<Ssa> (*)(LoweringContext& ctx, const Node& node,
                                      const std::vector<Ssa>& operands);

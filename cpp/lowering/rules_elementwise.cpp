@@ -31,18 +31,12 @@ struct RegisterOneToOne {
   }
 } register_one_to_one;
 
-// stablehlo.compare; attrs.ints[0]: the direction, an index into kDirections.
 const char* kDirections[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
 
+// stablehlo.compare; attrs.ints[0]: the direction, an index into kDirections.
 std::vector<Ssa> LowerCompare(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  ElementType t = node.operand(0).shape().type;
-  const char* compare_type = runtime::IsFloating(t) || runtime::IsComplex(t) ? "FLOAT"
-                             : t == ElementType::kPred || runtime::IsUnsigned(t) ? "UNSIGNED"
-                                                                                   : "SIGNED";
-  std::string attrs = std::string("comparison_direction = #stablehlo<comparison_direction ") +
-                      kDirections[node.attrs().ints[0]] + ">, compare_type = #stablehlo<comparison_type " +
-                      compare_type + ">";
-  return {ctx.Emit("stablehlo.compare", operands, node.shape(), attrs)};
+  return {ctx.Emit("stablehlo.compare", operands, node.shape(),
+                   CompareAttributes(kDirections[node.attrs().ints[0]], node.operand(0).shape().type))};
 }
 LoweringRule compare_rule("stablehlo.compare", LowerCompare);
 
@@ -53,8 +47,7 @@ std::vector<Ssa> LowerNanPropagating(LoweringContext& ctx, const Node& node, con
                                      const char* op) {
   const Shape& shape = node.shape();
   Shape pred(ElementType::kPred, shape.dims);
-  const char* ne = "comparison_direction = #stablehlo<comparison_direction NE>, "
-                   "compare_type = #stablehlo<comparison_type FLOAT>";
+  const std::string ne = CompareAttributes("NE", shape.type);
   Ssa r = ctx.Emit(op, operands, shape);
   Ssa a_nan = ctx.Emit("stablehlo.compare", {operands[0], operands[0]}, pred, ne);
   Ssa b_nan = ctx.Emit("stablehlo.compare", {operands[1], operands[1]}, pred, ne);

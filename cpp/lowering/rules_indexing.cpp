@@ -84,13 +84,9 @@ LoweringRule scatter_rule("stablehlo.scatter", LowerScatter);
 
 std::string CompareText(const std::string& r, const char* dir, const std::string& x, const std::string& y,
                         ElementType type) {
-  const char* ct = runtime::IsFloating(type)                                       ? "FLOAT"
-                   : type == ElementType::kPred || runtime::IsUnsigned(type) ? "UNSIGNED"
-                                                                               : "SIGNED";
   std::string t = Shape(type, {}).ToMlir();
-  return "        " + r + " = \"stablehlo.compare\"(" + x + ", " + y +
-         ") {comparison_direction = #stablehlo<comparison_direction " + dir +
-         ">, compare_type = #stablehlo<comparison_type " + ct + ">} : (" + t + ", " + t + ") -> tensor<i1>\n";
+  return "        " + r + " = \"stablehlo.compare\"(" + x + ", " + y + ") {" + CompareAttributes(dir, type) +
+         "} : (" + t + ", " + t + ") -> tensor<i1>\n";
 }
 
 std::string BoolOp(const std::string& r, const char* op, const std::string& x, const std::string& y) {
