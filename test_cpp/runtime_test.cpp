@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "runtime/client.h"
 #include "runtime/compile_options.h"
+#include "runtime/host_kernel.h"
 #include "runtime/plugin_discovery.h"
 #include "runtime/plugin_loader.h"
 
@@ -391,6 +393,68 @@ TEST(PluginDiscoveryTest, PriorityOfPathSources) {
   EXPECT_EQ(choice.device_kind, "CUDA");
   EXPECT_EQ(choice.path, "/registered/xla_cuda_plugin.so");
   unsetenv("PJRT_DEVICE");
+}
+
+// out = operand * config[0] + config[1], elementwise over f32.
+void ScaleShift(const HostKernelCall& call) {
+  if (call.operands.size() != 1 || call.results.size() != 1 || call.config.size() != 2)
+    throw std::invalid_argument("ScaleShift: bad call");
+  const HostBuffer& in = call.operands[0];
+  const HostBuffer& out = call.results[0];
+  if (in.type != ElementType::kF32 || out.dims != in.dims) throw std::invalid_argument("ScaleShift: bad buffers");
+  int64_t n = 1;
+  for (int64_t d : in.dims) n *= d;
+  for (int64_t i = 0; i < n; ++i)
+    static_cast<float*>(out.data)[i] = static_cast<const float*>(in.data)[i] * call.config[0] + call.config[1];
+}
+
+void Refuse(const HostKernelCall& call) {
+  throw std::runtime_error("Refuse: operand of " + std::to_string(call.operands.at(0).dims.size()) + " dims");
+}
+
+std::string HostCallModule(const std::string& target) {
+  return R"(
+module @host_call {
+  func.func public @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %0 = "stablehlo.custom_call"(%a) {call_target_name = ")" +
+         target + R"(", api_version = 4 : i32, backend_config = {config = array<i64: 3, -1>}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %1 = "stablehlo.add"(%0, %a) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    return %1 : tensor<2x3xf32>
+  }
+}
+)";
+}
+
+TEST(HostKernelTest, GraphCallsRegisteredKernelWithBuffersAndConfig) {
+  Client& client = Client::Get();
+  RegisterHostKernel(client.api(), "test_scale_shift", HostKernelHandler<ScaleShift>);
+  ExecutablePtr exe = client.Compile(HostCallModule("test_scale_shift"));
+  BufferPtr a = Upload<float>({1, 2, 3, 4, 5, 6}, ElementType::kF32, {2, 3});
+  auto outputs = client.Execute(*exe, {{a.get()}}, {0});
+  // (a * 3 - 1) + a
+  EXPECT_EQ(Read<float>(*outputs[0][0]), (std::vector<float>{3, 7, 11, 15, 19, 23}));
+}
+
+TEST(HostKernelTest, KernelExceptionFailsTheExecutionWithItsMessage) {
+  Client& client = Client::Get();
+  RegisterHostKernel(client.api(), "test_refuse", HostKernelHandler<Refuse>);
+  ExecutablePtr exe = client.Compile(HostCallModule("test_refuse"));
+  BufferPtr a = Upload<float>({1, 2, 3, 4, 5, 6}, ElementType::kF32, {2, 3});
+  try {
+    auto outputs = client.Execute(*exe, {{a.get()}}, {0});
+    outputs[0][0]->Await();
+    FAIL() << "the execution did not fail";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("Refuse: operand of 2 dims"), std::string::npos) << e.what();
+  }
+  // The client still works.
+  ExecutablePtr ok = client.Compile(kAddDot);
+  BufferPtr b = Upload<float>({1, 0, 0, 2}, ElementType::kF32, {2, 2});
+  EXPECT_EQ(Read<float>(*client.Execute(*ok, {{b.get(), b.get()}}, {0})[0][0]), (std::vector<float>{2, 0, 0, 8}));
+}
+
+TEST(HostKernelTest, CompileOfAnUnregisteredTargetFails) {
+  EXPECT_THROW(Client::Get().Compile(HostCallModule("test_never_registered")), RuntimeError);
 }
 
 }  // namespace

@@ -7,9 +7,12 @@
 //   grad_weight       conv(x^T, dy^T) with window strides = dilation, rhs dilation =
 //                     stride and batch_group_count = groups
 //   transposed conv   the grad_input of the plain convolution with the same weight.
+// With $XLA_HOST_CONVOLUTION=1 the CPU device runs the three as host kernels, PyTorch's
+// CPU convolution inside the graph (aten/host_convolution.h).
 #include <ATen/ATen.h>
 
 #include "XLANativeFunctions.h"
+#include "aten/host_convolution.h"
 #include "aten/kernel_util.h"
 
 namespace torch_xla {
@@ -186,6 +189,18 @@ std::vector<int64_t> NonFeatureDims(std::size_t n) {
 }
 
 
+// The size of the output of the convolution of `input` with `weight`.
+std::vector<int64_t> ForwardSizes(const at::Tensor& input, const at::Tensor& weight, const ConvParams& p) {
+  std::vector<int64_t> sizes = {input.size(0), p.transposed ? weight.size(1) * p.groups : weight.size(0)};
+  for (std::size_t i = 0; i < p.n; ++i) {
+    int64_t in = input.size(i + 2), k = weight.size(i + 2);
+    sizes.push_back(p.transposed ? (in - 1) * p.stride[i] - 2 * p.padding[i] + (k - 1) * p.dilation[i] +
+                                       p.output_padding[i] + 1
+                                 : (in + 2 * p.padding[i] - (k - 1) * p.dilation[i] - 1) / p.stride[i] + 1);
+  }
+  return sizes;
+}
+
 // Crops a result whose spatial sizes exceed `spatial` (only when output_padding >= stride).
 Value CropTo(const Value& v, const std::vector<int64_t>& spatial) {
   std::vector<int64_t> start(v.shape().dims.size(), 0), limit = v.shape().dims, strides(limit.size(), 1);
@@ -208,6 +223,9 @@ at::Tensor XLANativeFunctions::convolution_overrideable(const at::Tensor& input,
   Value x = GetXlaTensor(input, op)->GetIrValue();
   Value w = GetXlaTensor(weight, op)->GetIrValue();
   Value out = Checked(op, [&] {
+    if (UseHostConvolution(input.scalar_type()))
+      return ir::HostConvolution(ir::HostConvolutionResult::kForward, x, w, ForwardSizes(input, weight, p), p.stride,
+                                 p.padding, p.dilation, p.output_padding, p.transposed, p.groups);
     if (!p.transposed) return ir::Convolution(x, w, p.stride, p.padding, p.padding, Ones(p.n), p.dilation, p.groups, 1);
     std::vector<int64_t> out_spatial(p.n);
     for (std::size_t i = 0; i < p.n; ++i)
@@ -233,13 +251,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::convolution_b
   ConvParams p = Validate(op, input, weight, nullptr, stride, padding, dilation, transposed, output_padding, groups);
   int device = CommonDevice({&grad_output, &input, &weight}, op);
   // The forward output's shape, which grad_output must have.
-  std::vector<int64_t> expected = {input.size(0), transposed ? weight.size(1) * groups : weight.size(0)};
-  for (std::size_t i = 0; i < p.n; ++i) {
-    int64_t in = input.size(i + 2), k = weight.size(i + 2);
-    expected.push_back(transposed ? (in - 1) * p.stride[i] - 2 * p.padding[i] + (k - 1) * p.dilation[i] +
-                                        p.output_padding[i] + 1
-                                  : (in + 2 * p.padding[i] - (k - 1) * p.dilation[i] - 1) / p.stride[i] + 1);
-  }
+  std::vector<int64_t> expected = ForwardSizes(input, weight, p);
   TORCH_CHECK(grad_output.sizes().vec() == expected, op, ": expected grad_output of size ", ListString(expected),
               " for input ", DescribeTensor(input), " and weight ", DescribeTensor(weight), ", but got ",
               DescribeTensor(grad_output));
@@ -249,6 +261,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::convolution_b
   Value x = GetXlaTensor(input, op)->GetIrValue();
   Value w = GetXlaTensor(weight, op)->GetIrValue();
   at::Tensor grad_input, grad_weight, grad_bias;
+  if (UseHostConvolution(input.scalar_type())) {
+    auto host = [&](ir::HostConvolutionResult what, const Value& b, const at::Tensor& like) {
+      return AtenFromIr(Checked(op, [&] {
+                          return ir::HostConvolution(what, dy, b, like.sizes().vec(), p.stride, p.padding, p.dilation,
+                                                     p.output_padding, p.transposed, p.groups);
+                        }),
+                        device);
+    };
+    if (output_mask[0]) grad_input = host(ir::HostConvolutionResult::kGradInput, w, input);
+    if (output_mask[1]) grad_weight = host(ir::HostConvolutionResult::kGradWeight, x, weight);
+    output_mask[0] = output_mask[1] = false;
+  }
   if (output_mask[0]) {
     Value gi = Checked(op, [&] {
       if (!p.transposed) return InputGrad(dy, w, Spatial(x), p);

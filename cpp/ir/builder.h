@@ -74,4 +74,20 @@ Value Convolution(const Value& lhs, const Value& rhs, const std::vector<int64_t>
                   const std::vector<int64_t>& lhs_dilation, const std::vector<int64_t>& rhs_dilation,
                   int64_t feature_group_count, int64_t batch_group_count);
 
+// A convolution that the CPU device runs with PyTorch's own kernel (a host kernel, see
+// runtime/host_kernel.h) instead of XLA's: `what` says which result of a PyTorch
+// convolution (stride, padding, dilation, transposed, output_padding, groups; `n`
+// spatial dimensions) the node computes from operands a and b:
+//   kForward      a = input, b = weight                 -> the output
+//   kGradInput    a = grad_output, b = weight           -> grad_input of size `result`
+//   kGradWeight   a = grad_output, b = input            -> grad_weight of size `result`
+// The caller has checked the arguments as PyTorch does; this checks ranks and types.
+// attrs.ints (the custom call's config): [what, n, stride (n), padding (n), dilation (n),
+// output_padding (n), transposed, groups].
+enum class HostConvolutionResult : int64_t { kForward = 0, kGradInput = 1, kGradWeight = 2 };
+Value HostConvolution(HostConvolutionResult what, const Value& a, const Value& b, const std::vector<int64_t>& result,
+                      const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                      const std::vector<int64_t>& dilation, const std::vector<int64_t>& output_padding,
+                      bool transposed, int64_t groups);
+
 }  // namespace torch_xla::ir

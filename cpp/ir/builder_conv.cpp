@@ -8,6 +8,7 @@ namespace torch_xla::ir {
 namespace {
 
 const OpKind kConvolution = OpKind::Get("stablehlo.convolution");
+const OpKind kHostConvolution = OpKind::Get("xla::host_convolution");
 
 [[noreturn]] void Fail(const std::string& what) { throw std::invalid_argument("convolution: " + what); }
 
@@ -67,6 +68,29 @@ Value Convolution(const Value& lhs, const Value& rhs, const std::vector<int64_t>
   attrs.ints.push_back(feature_group_count);
   attrs.ints.push_back(batch_group_count);
   return Value(MakeNode(kConvolution, std::vector<Value>{lhs, rhs}, Shape(a.type, std::move(dims)), std::move(attrs)));
+}
+
+Value HostConvolution(HostConvolutionResult what, const Value& a, const Value& b, const std::vector<int64_t>& result,
+                      const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                      const std::vector<int64_t>& dilation, const std::vector<int64_t>& output_padding,
+                      bool transposed, int64_t groups) {
+  const Shape& sa = a.shape();
+  const Shape& sb = b.shape();
+  const std::string shapes = "operands " + sa.ToString() + ", " + sb.ToString() + ", result " + DimsToString(result);
+  if (sa.rank() < 3 || sa.rank() > 5 || sa.rank() != sb.rank() || static_cast<int64_t>(result.size()) != sa.rank())
+    Fail("expected operands and result of equal rank 3 to 5, got " + shapes);
+  if (sa.type != sb.type) Fail("operand element types differ: " + shapes);
+  const std::size_t n = static_cast<std::size_t>(sa.rank() - 2);
+  for (const auto* list : {&stride, &padding, &dilation, &output_padding})
+    if (list->size() != n) Fail("expected " + std::to_string(n) + " values per spatial attribute, got " +
+                                DimsToString(*list) + " for " + shapes);
+  Attrs attrs;
+  attrs.ints = {static_cast<int64_t>(what), static_cast<int64_t>(n)};
+  for (const auto* list : {&stride, &padding, &dilation, &output_padding})
+    attrs.ints.insert(attrs.ints.end(), list->begin(), list->end());
+  attrs.ints.push_back(transposed ? 1 : 0);
+  attrs.ints.push_back(groups);
+  return Value(MakeNode(kHostConvolution, std::vector<Value>{a, b}, Shape(sa.type, result), std::move(attrs)));
 }
 
 }  // namespace torch_xla::ir

@@ -1,6 +1,8 @@
-// Lowering rule of convolution (ir::Convolution in ir/builder_conv.cpp).
+// Lowering rules of convolution (ir::Convolution and ir::HostConvolution in
+// ir/builder_conv.cpp).
 #include <string>
 
+#include "lowering/host_kernel_targets.h"
 #include "lowering/lowering_context.h"
 
 namespace torch_xla::lowering {
@@ -30,6 +32,14 @@ std::vector<Ssa> LowerConvolution(LoweringContext& ctx, const Node& node, const 
   return {ctx.Emit("stablehlo.convolution", operands, node.shape(), attrs)};
 }
 LoweringRule convolution_rule("stablehlo.convolution", LowerConvolution);
+
+// A typed-FFI custom call; the node's attrs are the kernel's config.
+std::vector<Ssa> LowerHostConvolution(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  std::string attrs = std::string("call_target_name = \"") + kHostConvolutionTarget +
+                      "\", api_version = 4 : i32, backend_config = {config = " + I64Array(node.attrs().ints) + "}";
+  return {ctx.Emit("stablehlo.custom_call", operands, node.shape(), attrs)};
+}
+LoweringRule host_convolution_rule("xla::host_convolution", LowerHostConvolution);
 
 }  // namespace
 }  // namespace torch_xla::lowering
