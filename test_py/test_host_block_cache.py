@@ -54,3 +54,17 @@ def test_cache_can_be_turned_off():
   result = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True, timeout=120)
   assert result.returncode == 0, result.stderr
   assert result.stdout.split() == ['None', 'None']
+
+
+def test_malformed_capacity_is_an_error_naming_the_variable():
+  script = ('import torch, torch_xla, torch_xla.core.xla_model as xm\n'
+            'try:\n'
+            '  torch.ones(2, device=xm.xla_device()).cpu()\n'
+            'except RuntimeError as e:\n'
+            '  print("raised:", e)\n')
+  env = dict(os.environ, XLA_CPU_BLOCK_CACHE_MB='2GB')
+  result = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True, timeout=120)
+  assert result.returncode == 0, result.stderr
+  assert 'raised:' in result.stdout and "XLA_CPU_BLOCK_CACHE_MB must be a non-negative integer" in result.stdout, \
+      result.stdout + result.stderr
+  assert "'2GB'" in result.stdout

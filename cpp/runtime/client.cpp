@@ -217,7 +217,12 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
     // The CPU plugin's device memory is host memory from malloc: give its large buffers
     // a cache (host_block_cache.h) before its threads start.
     if (void* handle = dlopen(choice.path.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
-      internal::InstallHostBlockCache(handle);
+      try {
+        internal::InstallHostBlockCache(handle);
+      } catch (...) {
+        dlclose(handle);
+        throw;
+      }
       dlclose(handle);
     }
   }

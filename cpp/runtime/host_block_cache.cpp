@@ -7,7 +7,9 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 
+#include "runtime/client.h"
 #include "runtime/elf_import_rebind.h"
 #include "runtime/metrics.h"
 
@@ -105,9 +107,13 @@ size_t CapacityFromEnvironment() {
   const size_t physical = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * PageSize();
   size_t megabytes = 2048;
   if (const char* value = std::getenv("XLA_CPU_BLOCK_CACHE_MB"); value != nullptr && *value != '\0') {
+    // Like CPU_NUM_DEVICES, a value that is not a number is an error rather than ignored.
     char* end = nullptr;
     const unsigned long long parsed = std::strtoull(value, &end, 10);
-    if (end != value && *end == '\0') megabytes = static_cast<size_t>(parsed);
+    if (end == value || *end != '\0' || value[0] == '-')
+      throw RuntimeError(std::string("XLA_CPU_BLOCK_CACHE_MB must be a non-negative integer (megabytes), got '") +
+                         value + "'");
+    megabytes = static_cast<size_t>(parsed);
   }
   return std::min(megabytes << 20, physical / 4);
 }
