@@ -41,6 +41,14 @@ def test_repeated_run_reuses_the_blocks_of_the_last_one():
   torch.testing.assert_close(first, expected, rtol=1e-4, atol=1e-4)
 
 
+def run_child(script, capacity):
+  """Runs `script` in a new process with XLA_CPU_BLOCK_CACHE_MB=capacity; its stdout."""
+  env = dict(os.environ, XLA_CPU_BLOCK_CACHE_MB=capacity)
+  result = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True, timeout=120)
+  assert result.returncode == 0, result.stderr
+  return result.stdout
+
+
 def test_cache_can_be_turned_off():
   script = (
       'import torch, torch_xla, torch_xla.core.xla_model as xm, torch_xla.debug.metrics as met\n'
@@ -50,10 +58,7 @@ def test_cache_can_be_turned_off():
       'xm.mark_step()\n'
       'assert y.cpu()[0].item() == 3 * 1024\n'
       'print(met.counter_value("HostBlockCacheMiss"), met.counter_value("HostBlockCacheHit"))\n')
-  env = dict(os.environ, XLA_CPU_BLOCK_CACHE_MB='0')
-  result = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True, timeout=120)
-  assert result.returncode == 0, result.stderr
-  assert result.stdout.split() == ['None', 'None']
+  assert run_child(script, '0').split() == ['None', 'None']
 
 
 def test_malformed_capacity_is_an_error_naming_the_variable():
@@ -62,9 +67,5 @@ def test_malformed_capacity_is_an_error_naming_the_variable():
             '  torch.ones(2, device=xm.xla_device()).cpu()\n'
             'except RuntimeError as e:\n'
             '  print("raised:", e)\n')
-  env = dict(os.environ, XLA_CPU_BLOCK_CACHE_MB='2GB')
-  result = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True, timeout=120)
-  assert result.returncode == 0, result.stderr
-  assert 'raised:' in result.stdout and "XLA_CPU_BLOCK_CACHE_MB must be a non-negative integer" in result.stdout, \
-      result.stdout + result.stderr
-  assert "'2GB'" in result.stdout
+  out = run_child(script, '2GB')
+  assert 'raised:' in out and "XLA_CPU_BLOCK_CACHE_MB must be a non-negative integer (megabytes), got '2GB'" in out, out
