@@ -1,6 +1,6 @@
 #include "runtime/host_kernel.h"
 
-#include <cstring>
+#include <cstddef>
 #include <exception>
 #include <string_view>
 
