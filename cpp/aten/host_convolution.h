@@ -5,7 +5,7 @@
 // Their results then equal eager PyTorch's bit for bit. It is off by default: alone, the
 // input gradient of a 20->10 channel 5x5 convolution runs in 2.1 ms instead of XLA's
 // 5 ms, but within a whole training step the kernel's OpenMP threads compete with XLA's
-// thread pool running other parts of the graph, and the step is no faster.
+// thread pool running other parts of the graph, and the MNIST step is slower (26 ms vs 23).
 #include <ATen/ATen.h>
 
 namespace torch_xla {
