@@ -443,6 +443,33 @@ def test_masked_fill_bad_input_raises():
     x.masked_fill(torch.ones(3, 4, dtype=torch.bool, device=DEV), torch.ones(2, device=DEV))
 
 
+@pytest.mark.parametrize('dtype', ALL + [torch.float64], ids=ids)
+def test_index_fill(dtype):
+  x = make((4, 5, 3), dtype)
+  for dim, index in ((0, [1, 3]), (1, [4, 0, 4]), (-1, [-1]), (2, 2), (1, [])):
+    idx = torch.tensor(index, dtype=torch.int64)
+    check(lambda t, i: t.index_fill(dim, i, 2), x, idx, ops=('index_fill',))
+    check(lambda t, i: t.index_fill(dim, i, torch.tensor(-1)), x, idx, ops=('index_fill',))
+  # in place, and on a 0-dim tensor
+  check(lambda t, i: t.clone().index_fill_(1, i, 7), x, torch.tensor([0, 2]), ops=('index_fill',))
+  check(lambda t, i: t.index_fill(0, i, 5), make((), dtype), torch.tensor(0), ops=('index_fill',))
+
+
+def test_index_fill_backward_and_trace_backward():
+  """The gradient of index_fill masks the filled positions; trace's backward runs index_fill."""
+  check_grads(lambda t: t.index_fill(1, torch.tensor([0, 2], device=t.device), 3.0), make((3, 4), torch.float32))
+  check_grads(lambda t: torch.trace(t) * 2, make((3, 4), torch.float32))
+
+
+def test_index_fill_bad_input_raises():
+  x = torch.ones(3, 4, device=DEV)
+  with pytest.raises(RuntimeError, match='index_fill_\\(\\): Expected dtype int64'):
+    x.index_fill(0, torch.tensor([0], dtype=torch.int32, device=DEV), 1.0)
+  with pytest.raises(RuntimeError, match='index_fill_ only supports a 0-dimensional value tensor'):
+    x.index_fill(0, torch.tensor([0], device=DEV), torch.ones(2, device=DEV))
+  assert_same(x + 1, torch.ones(3, 4) + 1)
+
+
 # ---- advanced indexing --------------------------------------------------------------------------
 
 INDEX_CASES = [
@@ -618,6 +645,9 @@ COUNTER_CASES = {
     'index_put': (lambda: _x().index_put_((_i(2),), torch.ones(2, 4, device=DEV)), 'index_put'),
     'masked_fill.Scalar': (lambda: _x().masked_fill(_x() > 0, 1.0), 'masked_fill'),
     'masked_fill.Tensor': (lambda: _x().masked_fill(_x() > 0, torch.tensor(1.0, device=DEV)), 'masked_fill'),
+    'index_fill.int_Scalar': (lambda: _x().index_fill(0, torch.tensor([1], device=DEV), 2.0), 'index_fill'),
+    'index_fill.int_Tensor': (lambda: _x().index_fill(0, torch.tensor([1], device=DEV), torch.tensor(2.0)),
+                              'index_fill'),
     'var.correction': (lambda: _x().var(1), 'var'),
     'std.correction': (lambda: _x().std(), 'std'),
     'var_mean.correction': (lambda: torch.var_mean(_x(), 0), 'var_mean'),

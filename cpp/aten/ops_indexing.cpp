@@ -401,6 +401,49 @@ at::Tensor XLANativeFunctions::masked_fill(const at::Tensor& self, const at::Ten
   return MaskedFill(self, mask, IrOperand(value, ElementTypeOf(self.scalar_type()), "masked_fill"), device);
 }
 
+// index_fill: the positions along `dim` that any index names, as a [size] mask, select
+// `value` there (negative indices wrap; repeated ones are harmless).
+namespace {
+
+at::Tensor IndexFill(const at::Tensor& self, int64_t dim, const at::Tensor& index, const Value& value, int device) {
+  const char* op = "index_fill_";
+  CheckIndexType(index, op, false);
+  TORCH_CHECK(index.dim() <= 1, op, "(): Index has to be a vector/scalar, got ", DescribeTensor(index));
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  int64_t d = WrapDim(dim, std::max<int64_t>(s.rank(), 1), op);
+  if (s.rank() == 0 || index.numel() == 0) {
+    if (index.numel() == 0) return AtenFromIr(x->GetIrValue(), device);
+    return AtenFromIr(ir::Convert(value, s.type), device);  // a 0-dim self: its only element
+  }
+  return Checked(op, [&] {
+    int64_t n = index.numel(), size = s.dims[d];
+    Value idx = ir::BroadcastInDim(ir::Reshape(IndexValue(index, size, op), {n}), {n, size}, {0});
+    Value position = ir::Iota(Shape(ElementType::kS64, {n, size}), 1);
+    Value named = ir::Reduce(ir::ReduceKind::kOr, ir::Compare(ir::CompareDirection::kEq, idx, position), {0});
+    Value mask = ir::BroadcastInDim(named, s.dims, {d});
+    return AtenFromIr(ir::Select(mask, ir::Broadcast(ir::Convert(value, s.type), s.dims), x->GetIrValue()), device);
+  });
+}
+
+}  // namespace
+
+at::Tensor XLANativeFunctions::index_fill(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                          const at::Scalar& value) {
+  XLA_COUNT("index_fill");
+  int device = CommonDevice({&self, &index}, "index_fill_");
+  return IndexFill(self, dim, index, IrScalar(value, ElementTypeOf(self.scalar_type())), device);
+}
+
+at::Tensor XLANativeFunctions::index_fill(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                          const at::Tensor& value) {
+  XLA_COUNT("index_fill");
+  TORCH_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  int device = CommonDevice({&self, &index}, "index_fill_");
+  return IndexFill(self, dim, index, IrOperand(value, ElementTypeOf(self.scalar_type()), "index_fill_"), device);
+}
+
 // ---- advanced indexing: index, index_put ---------------------------------------------------
 namespace {
 

@@ -126,6 +126,20 @@ at::Tensor XLANativeFunctions::sum(const at::Tensor& self, at::OptionalIntArrayR
   return Finish(v, x->shape().dims, dims, keepdim, x->device());
 }
 
+// The sum of the main diagonal: the elements where row index == column index.
+at::Tensor XLANativeFunctions::trace(const at::Tensor& self) {
+  XLA_COUNT("trace");
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim(), " (",
+              DescribeTensor(self), ")");
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool, "\"trace\" not implemented for 'Bool'");
+  XlaTensorPtr x = GetXlaTensor(self, "trace");
+  Value v = x->GetIrValue();
+  ir::Shape index_shape(ElementType::kS64, v.shape().dims);
+  Value on_diagonal = ir::Compare(ir::CompareDirection::kEq, ir::Iota(index_shape, 0), ir::Iota(index_shape, 1));
+  Value diagonal = ir::Select(on_diagonal, v, ir::Constant(0, v.shape()));
+  return AtenFromIr(SumOf(diagonal, {0, 1}, SumType(self, std::nullopt)), x->device());
+}
+
 at::Tensor XLANativeFunctions::mean(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
   return mean(self, at::OptionalIntArrayRef(), false, dtype);
 }
