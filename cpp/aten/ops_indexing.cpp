@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "XLANativeFunctions.h"
@@ -659,6 +660,102 @@ std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::topk(const at::Tensor& se
     limit[d] = k;
     return std::make_tuple(AtenFromIr(ir::Slice(sorted[0], start, limit, strides), x->device()),
                            AtenFromIr(ir::Slice(sorted[1], start, limit, strides), x->device()));
+  });
+}
+
+// ---- kthvalue, median -------------------------------------------------------------------------
+// The k-th smallest element along a dimension is position k-1 of the stable ascending sort
+// (NaN sorts last, as in PyTorch). median is the lower median, position (n-1)/2, except
+// that a slice holding a NaN has the median NaN at the first NaN's index.
+namespace {
+
+struct OrderStatistic {
+  Value value, index;
+};
+
+// Position `k` of the ascending sort of `v` along `d`, with its index; dim d removed.
+OrderStatistic SortedAt(const Value& v, int64_t d, int64_t k) {
+  const Shape& s = v.shape();
+  Value iota = ir::Iota(Shape(ElementType::kS64, s.dims), d);
+  std::vector<Value> sorted = s.dims[d] > 1 ? ir::Sort({v, iota}, d, false) : std::vector<Value>{v, iota};
+  std::vector<int64_t> start(s.rank(), 0), limit = s.dims, strides(s.rank(), 1), out = s.dims;
+  start[d] = k;
+  limit[d] = k + 1;
+  out.erase(out.begin() + d);
+  return {ir::Reshape(ir::Slice(sorted[0], start, limit, strides), out),
+          ir::Reshape(ir::Slice(sorted[1], start, limit, strides), out)};
+}
+
+std::tuple<at::Tensor, at::Tensor> WithKeepDim(const OrderStatistic& r, const std::vector<int64_t>& dims, int64_t d,
+                                          bool keepdim, int device) {
+  Value value = r.value, index = r.index;
+  if (keepdim) {
+    value = ir::Reshape(value, KeepDims(dims, {d}));
+    index = ir::Reshape(index, KeepDims(dims, {d}));
+  }
+  return std::make_tuple(AtenFromIr(value, device), AtenFromIr(index, device));
+}
+
+// The lower median of `v` along `d` (rank >= 1, size >= 1 there) with PyTorch's NaN rule.
+OrderStatistic LowerMedian(const Value& v, int64_t d) {
+  const Shape& s = v.shape();
+  OrderStatistic r = SortedAt(v, d, (s.dims[d] - 1) / 2);
+  if (!runtime::IsFloating(s.type)) return r;
+  Value is_nan = ir::Compare(ir::CompareDirection::kNe, v, v);
+  Value any_nan = ir::Reduce(ir::ReduceKind::kOr, is_nan, {d});
+  Value iota = ir::Iota(Shape(ElementType::kS64, s.dims), d);
+  Value past_end = ir::Constant(static_cast<double>(s.dims[d]), iota.shape());
+  Value first_nan = ir::Reduce(ir::ReduceKind::kMin, ir::Select(is_nan, iota, past_end), {d});
+  Value nan = ir::Constant(std::numeric_limits<double>::quiet_NaN(), r.value.shape());
+  return {ir::Select(any_nan, nan, r.value), ir::Select(any_nan, first_nan, r.index)};
+}
+
+void CheckOrderable(const at::Tensor& self, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool && !at::isComplexType(self.scalar_type()), "\"", op,
+                              "\" not implemented for '", self.scalar_type(), "'");
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::kthvalue(const at::Tensor& self, int64_t k, int64_t dim,
+                                                                bool keepdim) {
+  XLA_COUNT("kthvalue");
+  const char* op = "kthvalue";
+  CheckOrderable(self, op);
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  int64_t d = WrapDim(dim, std::max<int64_t>(s.rank(), 1), op);
+  int64_t size = s.rank() == 0 ? 1 : s.dims[d];
+  TORCH_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ", dim, " (k = ", k,
+              ", input ", DescribeTensor(self), ")");
+  if (s.rank() == 0)
+    return {AtenFromIr(x->GetIrValue(), x->device()), AtenFromIr(ir::Constant(0, Shape(ElementType::kS64, {})), x->device())};
+  return Checked(op, [&] { return WithKeepDim(SortedAt(x->GetIrValue(), d, k - 1), s.dims, d, keepdim, x->device()); });
+}
+
+std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::median(const at::Tensor& self, int64_t dim, bool keepdim) {
+  XLA_COUNT("median");
+  const char* op = "median";
+  CheckOrderable(self, op);
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  int64_t d = WrapDim(dim, std::max<int64_t>(s.rank(), 1), op);
+  TORCH_CHECK(s.rank() == 0 || s.dims[d] > 0, "median(): Expected reduction dim ", d, " to have non-zero size (input ",
+              DescribeTensor(self), ")");
+  if (s.rank() == 0)
+    return {AtenFromIr(x->GetIrValue(), x->device()), AtenFromIr(ir::Constant(0, Shape(ElementType::kS64, {})), x->device())};
+  return Checked(op, [&] { return WithKeepDim(LowerMedian(x->GetIrValue(), d), s.dims, d, keepdim, x->device()); });
+}
+
+at::Tensor XLANativeFunctions::median(const at::Tensor& self) {
+  XLA_COUNT("median");
+  const char* op = "median";
+  CheckOrderable(self, op);
+  TORCH_CHECK(self.numel() > 0, "median() input tensor cannot be empty");
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  return Checked(op, [&] {
+    Value flat = ir::Reshape(x->GetIrValue(), {self.numel()});
+    return AtenFromIr(LowerMedian(flat, 0).value, x->device());
   });
 }
 
