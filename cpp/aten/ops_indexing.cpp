@@ -759,4 +759,48 @@ at::Tensor XLANativeFunctions::median(const at::Tensor& self) {
   });
 }
 
+// ---- max_unpool2d ----------------------------------------------------------------------------
+// Each value goes to its flat index (h * W + w) in a zero [.., oH, oW] plane: a scatter
+// along the flattened plane. Indices outside the plane are dropped (PyTorch raises; that
+// would need the device data). Its gradient is a gather at the same indices, which
+// autograd builds from lowered ops.
+at::Tensor XLANativeFunctions::max_unpool2d(const at::Tensor& self, const at::Tensor& indices,
+                                            at::IntArrayRef output_size) {
+  XLA_COUNT("max_unpool2d");
+  const char* op = "max_unpool2d";
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"max_unpool2d\" not implemented for '",
+                              self.scalar_type(), "'");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, op, ": elements in indices should be type int64 but got: ",
+              indices.scalar_type());
+  TORCH_CHECK(output_size.size() == 2, op, ": There should be exactly two elements (height, width) in output_size, "
+              "but got ", output_size.size(), " elements.");
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, op, ": Input to max_unpooling2d should be a 3d or 4d Tensor, but "
+              "got a tensor with ", self.dim(), " dimensions.");
+  TORCH_CHECK(self.sizes() == indices.sizes(), op, ": Expected shape of indices to be same as that of the input "
+              "tensor (", self.sizes(), ") but got indices tensor with shape: ", indices.sizes());
+  for (int64_t i = 1; i < self.dim(); ++i)
+    TORCH_CHECK(self.size(i) > 0, op, ": Expected input to have non-zero size for non-batch dimensions, but got ",
+                DescribeTensor(self));
+  TORCH_CHECK(output_size[0] >= 0 && output_size[1] >= 0, op, ": output_size must be non-negative, got ",
+              output_size);
+  CheckIndexType(indices, op, false);
+  int device = CommonDevice({&self, &indices}, op);
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  ElementType type = x->shape().type;
+  return AtenFromIr(Checked(op, [&] {
+                      int64_t planes = self.numel() / (self.size(-1) * self.size(-2));
+                      int64_t in_plane = self.size(-1) * self.size(-2);
+                      int64_t out_plane = output_size[0] * output_size[1];
+                      Value values = ir::Reshape(x->GetIrValue(), {planes, in_plane});
+                      Value idx = ir::Reshape(GetXlaTensor(indices, op)->GetIrValue(), {planes, in_plane});
+                      Value zeros = ir::Constant(0, Shape(type, {planes, out_plane}));
+                      Value out = ir::Scatter(ScatterKind::kReplace, zeros, Coordinates(idx, 1), values, {}, Range(0, 2),
+                                              Range(0, 2), 2);
+                      std::vector<int64_t> dims(self.sizes().begin(), self.sizes().end() - 2);
+                      dims.insert(dims.end(), {output_size[0], output_size[1]});
+                      return ir::Reshape(out, dims);
+                    }),
+                    device);
+}
+
 }  // namespace torch_xla
