@@ -4,6 +4,20 @@
 
 namespace torch_xla {
 
+std::vector<ir::Value> BroadcastOperands(std::initializer_list<const at::Tensor*> tensors, runtime::ElementType type,
+                                         const char* op) {
+  return Checked(op, [&] {
+    std::vector<ir::Value> values;
+    std::vector<int64_t> dims;
+    for (const at::Tensor* t : tensors) {
+      values.push_back(IrOperand(*t, type, op));
+      dims = ir::BroadcastDims(dims, values.back().shape().dims, op);
+    }
+    for (ir::Value& v : values) v = ir::Broadcast(v, dims);
+    return values;
+  });
+}
+
 int64_t WrapDim(int64_t dim, int64_t rank, const char* op) {
   int64_t r = std::max<int64_t>(rank, 1);
   TORCH_CHECK(dim >= -r && dim < r, op, ": dimension out of range (expected to be in range of [", -r, ", ", r - 1,

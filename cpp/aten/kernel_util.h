@@ -2,6 +2,10 @@
 // Small helpers shared by the kernels in aten/ops_*.cpp.
 #include <ATen/core/Tensor.h>
 
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
 #include "aten/bridge.h"
 #include "ir/builder.h"
 #include "runtime/metrics.h"
@@ -45,6 +49,19 @@ inline ir::Value Add(const ir::Value& a, const ir::Value& b) { return ir::Binary
 inline ir::Value Sub(const ir::Value& a, const ir::Value& b) { return ir::Binary(ir::op::kSubtract, a, b); }
 inline ir::Value Mul(const ir::Value& a, const ir::Value& b) { return ir::Binary(ir::op::kMultiply, a, b); }
 inline ir::Value Div(const ir::Value& a, const ir::Value& b) { return ir::Binary(ir::op::kDivide, a, b); }
+
+// A constant of value `v` in the shape and type of `like`.
+inline ir::Value ScalarLike(double v, const ir::Value& like) { return ir::Constant(v, like.shape()); }
+
+// The tensor of an optional argument, or nullptr when it is absent or undefined.
+inline const at::Tensor* DefinedOrNull(const std::optional<at::Tensor>& t) {
+  return t.has_value() && t->defined() ? &*t : nullptr;
+}
+
+// The operands (XLA tensors, or 0-dim CPU tensors taken as scalars) in `type`, broadcast
+// to their common shape; a shape mismatch raises an error naming `op`.
+std::vector<ir::Value> BroadcastOperands(std::initializer_list<const at::Tensor*> tensors, runtime::ElementType type,
+                                         const char* op);
 
 // The default floating type (torch.get_default_dtype()) as an element type.
 runtime::ElementType DefaultFloatType();

@@ -988,8 +988,7 @@ at::Tensor XLANativeFunctions::im2col(const at::Tensor& self, at::IntArrayRef ke
               ": Expected non-empty 3D or 4D input tensor, but got ", DescribeTensor(self));
   // PyTorch's CPU kernel takes floating types and bool only
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()) || self.scalar_type() == at::kBool,
-                              "\"im2col\" not implemented for '",
-                              self.scalar_type(), "'");
+                              "\"im2col\" not implemented for '", self.scalar_type(), "'");
   auto g = BlockGeometry(op, self.size(-2), self.size(-1), kernel_size, dilation, padding, stride);
   XlaTensorPtr x = GetXlaTensor(self, op);
   return AtenFromIr(Checked(op, [&] {
@@ -1022,8 +1021,7 @@ at::Tensor XLANativeFunctions::col2im(const at::Tensor& self, at::IntArrayRef ou
   TORCH_CHECK((self.dim() == 2 || self.dim() == 3) && self.numel() > 0, op,
               ": Expected non-empty 2D or 3D input tensor, but got ", DescribeTensor(self));
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()) || self.scalar_type() == at::kBool,
-                              "\"col2im\" not implemented for '",
-                              self.scalar_type(), "'");
+                              "\"col2im\" not implemented for '", self.scalar_type(), "'");
   auto g = BlockGeometry(op, output_size[0], output_size[1], kernel_size, dilation, padding, stride);
   int64_t blocks = g[0].k * g[1].k;
   TORCH_CHECK(self.size(-2) % blocks == 0, op, ": Expected size of input's dimension ", self.dim() - 2,

@@ -261,20 +261,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::convolution_b
   Value x = GetXlaTensor(input, op)->GetIrValue();
   Value w = GetXlaTensor(weight, op)->GetIrValue();
   at::Tensor grad_input, grad_weight, grad_bias;
-  if (UseHostConvolution(input.scalar_type())) {
-    auto host = [&](ir::HostConvolutionResult what, const Value& b, const at::Tensor& like) {
-      return AtenFromIr(Checked(op, [&] {
-                          return ir::HostConvolution(what, dy, b, like.sizes().vec(), p.stride, p.padding, p.dilation,
-                                                     p.output_padding, p.transposed, p.groups);
-                        }),
-                        device);
-    };
-    if (output_mask[0]) grad_input = host(ir::HostConvolutionResult::kGradInput, w, input);
-    if (output_mask[1]) grad_weight = host(ir::HostConvolutionResult::kGradWeight, x, weight);
-    output_mask[0] = output_mask[1] = false;
-  }
+  // With host convolutions on, PyTorch's kernel computes both gradients inside the graph.
+  const bool on_host = UseHostConvolution(input.scalar_type());
+  auto host = [&](ir::HostConvolutionResult what, const Value& b, const at::Tensor& like) {
+    return ir::HostConvolution(what, dy, b, like.sizes().vec(), p.stride, p.padding, p.dilation, p.output_padding,
+                               p.transposed, p.groups);
+  };
   if (output_mask[0]) {
     Value gi = Checked(op, [&] {
+      if (on_host) return host(ir::HostConvolutionResult::kGradInput, w, input);
       if (!p.transposed) return InputGrad(dy, w, Spatial(x), p);
       Value g = ir::Convolution(dy, w, p.stride, p.padding, p.padding, Ones(p.n), p.dilation, p.groups, 1);
       return CropTo(g, Spatial(x));
@@ -283,6 +278,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::convolution_b
   }
   if (output_mask[1]) {
     Value gw = Checked(op, [&] {
+      if (on_host) return host(ir::HostConvolutionResult::kGradWeight, x, weight);
       return p.transposed ? WeightGrad(dy, x, Spatial(w), p) : WeightGrad(x, dy, Spatial(w), p);
     });
     grad_weight = AtenFromIr(gw, device);

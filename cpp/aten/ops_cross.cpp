@@ -35,11 +35,8 @@ at::Tensor XLANativeFunctions::linalg_cross(const at::Tensor& self, const at::Te
   at::ScalarType type = at::result_type(self, other);
   int device = CommonDevice({&self, &other}, op);
   return AtenFromIr(Checked(op, [&] {
-                      Value a = IrOperand(self, ElementTypeOf(type), op);
-                      Value b = IrOperand(other, ElementTypeOf(type), op);
-                      std::vector<int64_t> dims = ir::BroadcastDims(a.shape().dims, b.shape().dims, op);
-                      a = ir::Broadcast(a, dims);
-                      b = ir::Broadcast(b, dims);
+                      std::vector<Value> v = BroadcastOperands({&self, &other}, ElementTypeOf(type), op);
+                      const Value &a = v[0], &b = v[1];
                       auto term = [&](int64_t i, int64_t j) {
                         return Sub(Mul(Component(a, d, i), Component(b, d, j)),
                                    Mul(Component(a, d, j), Component(b, d, i)));

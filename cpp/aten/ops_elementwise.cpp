@@ -25,12 +25,8 @@ struct Operands {
 // Both operands in `type`, broadcast to their common shape.
 Operands Promote(const at::Tensor& self, const at::Tensor& other, ElementType type, const char* op) {
   int device = CommonDevice({&self, &other}, op);
-  return Checked(op, [&] {
-    Value a = IrOperand(self, type, op);
-    Value b = IrOperand(other, type, op);
-    std::vector<int64_t> dims = ir::BroadcastDims(a.shape().dims, b.shape().dims, op);
-    return Operands{ir::Broadcast(a, dims), ir::Broadcast(b, dims), device};
-  });
+  std::vector<Value> v = BroadcastOperands({&self, &other}, type, op);
+  return Operands{v[0], v[1], device};
 }
 
 Operands PromoteScalar(const at::Tensor& self, const at::Scalar& other, ElementType type, const char* op) {
@@ -93,7 +89,6 @@ at::Tensor SameTypeUnary(ir::OpKind kind, const at::Tensor& self, const char* op
   return AtenFromIr(ir::Unary(kind, x->GetIrValue()), x->device());
 }
 
-Value ScalarLike(double v, const Value& like) { return ir::Constant(v, like.shape()); }
 
 Value Pred(const Value& v) {
   if (v.shape().type == ElementType::kPred) return v;
@@ -399,12 +394,8 @@ struct Operands3 {
 
 Operands3 Promote3(const at::Tensor& x, const at::Tensor& y, const at::Tensor& z, ElementType type, const char* op) {
   int device = CommonDevice({&x, &y, &z}, op);
-  return Checked(op, [&] {
-    Value a = IrOperand(x, type, op), b = IrOperand(y, type, op), c = IrOperand(z, type, op);
-    std::vector<int64_t> dims =
-        ir::BroadcastDims(ir::BroadcastDims(a.shape().dims, b.shape().dims, op), c.shape().dims, op);
-    return Operands3{ir::Broadcast(a, dims), ir::Broadcast(b, dims), ir::Broadcast(c, dims), device};
-  });
+  std::vector<Value> v = BroadcastOperands({&x, &y, &z}, type, op);
+  return Operands3{v[0], v[1], v[2], device};
 }
 
 ElementType ResultType3(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {

@@ -15,15 +15,10 @@
 #include "aten/kernel_util.h"
 
 namespace torch_xla {
-namespace {
 
 using ir::ReduceKind;
 using ir::Value;
 using runtime::ElementType;
-
-const at::Tensor* Opt(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined() ? &*t : nullptr; }
-
-}  // namespace
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_group_norm_backward(
     const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& mean, const at::Tensor& rstd,
@@ -31,7 +26,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_group_
     std::array<bool, 3> output_mask) {
   XLA_COUNT("native_group_norm_backward");
   const char* op = "native_group_norm_backward";
-  const at::Tensor* w = Opt(weight);
+  const at::Tensor* w = DefinedOrNull(weight);
   TORCH_CHECK(input.dim() >= 2 && input.size(0) == N && input.size(1) == C && N * C * HxW == input.numel(), op,
               ": expected an input of N=", N, ", C=", C, " and HxW=", HxW, " elements per channel, got input ",
               DescribeTensor(input));

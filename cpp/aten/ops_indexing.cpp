@@ -242,20 +242,20 @@ at::Tensor XLANativeFunctions::scatter_reduce(const at::Tensor& self, int64_t di
       result = scatter(kind, base, updates);
     } else {
       const bool is_prod = reduce == "prod";
-      if (!include_self) base = scatter(ScatterKind::kReplace, base, Like(is_prod ? 1 : 0, updates));
+      if (!include_self) base = scatter(ScatterKind::kReplace, base, ScalarLike(is_prod ? 1 : 0, updates));
       result = scatter(is_prod ? ScatterKind::kMultiply : ScatterKind::kAdd, base, updates);
       if (reduce == "mean") {
         Shape count_shape(s.type, self_v.shape().dims);
         Value counts = scatter(ScatterKind::kAdd, ir::Constant(include_self ? 1 : 0, count_shape),
                                ir::Constant(1, updates.shape()));
-        counts = ir::Select(ir::Compare(ir::CompareDirection::kEq, counts, Like(0, counts)), Like(1, counts), counts);
+        counts = ir::Select(ir::Compare(ir::CompareDirection::kEq, counts, ScalarLike(0, counts)), ScalarLike(1, counts), counts);
         Value q = ir::Binary(ir::op::kDivide, result, counts);
         if (!IsFloat(s.type)) {
           // Integer mean rounds down, as PyTorch's floor division (counts are positive).
           Value rem = ir::Binary(ir::op::kRemainder, result, counts);
-          Value adjust = ir::Binary(ir::op::kAnd, ir::Compare(ir::CompareDirection::kNe, rem, Like(0, rem)),
-                                    ir::Compare(ir::CompareDirection::kLt, result, Like(0, result)));
-          q = ir::Select(adjust, ir::Binary(ir::op::kSubtract, q, Like(1, q)), q);
+          Value adjust = ir::Binary(ir::op::kAnd, ir::Compare(ir::CompareDirection::kNe, rem, ScalarLike(0, rem)),
+                                    ir::Compare(ir::CompareDirection::kLt, result, ScalarLike(0, result)));
+          q = ir::Select(adjust, ir::Binary(ir::op::kSubtract, q, ScalarLike(1, q)), q);
         }
         result = q;
       }
@@ -352,9 +352,9 @@ at::Tensor XLANativeFunctions::embedding_dense_backward(const at::Tensor& grad_o
     Value idx = ir::Reshape(ir::Convert(GetXlaTensor(indices, op)->GetIrValue(), ElementType::kS64), {n});
     Value grad = ir::Reshape(g->GetIrValue(), {n, dim});
     if (padding_idx >= 0) {
-      Value is_pad = ir::Compare(ir::CompareDirection::kEq, idx, Like(static_cast<double>(padding_idx), idx));
+      Value is_pad = ir::Compare(ir::CompareDirection::kEq, idx, ScalarLike(static_cast<double>(padding_idx), idx));
       Value pad_rows = ir::BroadcastInDim(is_pad, {n, dim}, {0});
-      grad = ir::Select(pad_rows, Like(0, grad), grad);
+      grad = ir::Select(pad_rows, ScalarLike(0, grad), grad);
     }
     Value idx2 = ir::Reshape(idx, {n, 1});
     if (scale_grad_by_freq) {
@@ -710,6 +710,11 @@ OrderStatistic LowerMedian(const Value& v, int64_t d) {
   return {ir::Select(any_nan, nan, r.value), ir::Select(any_nan, first_nan, r.index)};
 }
 
+// A 0-dim tensor is its own order statistic, at index 0.
+std::tuple<at::Tensor, at::Tensor> ItselfAtIndexZero(const XlaTensorPtr& x) {
+  return {AtenFromIr(x->GetIrValue(), x->device()), AtenFromIr(ir::Constant(0, Shape(ElementType::kS64, {})), x->device())};
+}
+
 void CheckOrderable(const at::Tensor& self, const char* op) {
   TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kBool && !at::isComplexType(self.scalar_type()), "\"", op,
                               "\" not implemented for '", self.scalar_type(), "'");
@@ -728,8 +733,7 @@ std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::kthvalue(const at::Tensor
   int64_t size = s.rank() == 0 ? 1 : s.dims[d];
   TORCH_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ", dim, " (k = ", k,
               ", input ", DescribeTensor(self), ")");
-  if (s.rank() == 0)
-    return {AtenFromIr(x->GetIrValue(), x->device()), AtenFromIr(ir::Constant(0, Shape(ElementType::kS64, {})), x->device())};
+  if (s.rank() == 0) return ItselfAtIndexZero(x);
   return Checked(op, [&] { return WithKeepDim(SortedAt(x->GetIrValue(), d, k - 1), s.dims, d, keepdim, x->device()); });
 }
 
@@ -742,8 +746,7 @@ std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::median(const at::Tensor& 
   int64_t d = WrapDim(dim, std::max<int64_t>(s.rank(), 1), op);
   TORCH_CHECK(s.rank() == 0 || s.dims[d] > 0, "median(): Expected reduction dim ", d, " to have non-zero size (input ",
               DescribeTensor(self), ")");
-  if (s.rank() == 0)
-    return {AtenFromIr(x->GetIrValue(), x->device()), AtenFromIr(ir::Constant(0, Shape(ElementType::kS64, {})), x->device())};
+  if (s.rank() == 0) return ItselfAtIndexZero(x);
   return Checked(op, [&] { return WithKeepDim(LowerMedian(x->GetIrValue(), d), s.dims, d, keepdim, x->device()); });
 }
 

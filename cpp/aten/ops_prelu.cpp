@@ -17,18 +17,6 @@ using ir::CompareDirection;
 using ir::Value;
 using runtime::ElementType;
 
-// The operands in the compute type, broadcast to their common shape.
-std::vector<Value> Broadcast(const char* op, std::initializer_list<const at::Tensor*> tensors, ElementType acc) {
-  std::vector<Value> values;
-  std::vector<int64_t> dims;
-  for (const at::Tensor* t : tensors) {
-    values.push_back(IrOperand(*t, acc, op));
-    dims = ir::BroadcastDims(dims, values.back().shape().dims, op);
-  }
-  for (Value& v : values) v = ir::Broadcast(v, dims);
-  return values;
-}
-
 // The type the kernels compute in: the operands' promoted type, which must be floating.
 ElementType CheckedType(const char* op, const at::Tensor& self, const at::Tensor& weight) {
   at::ScalarType common = at::result_type(self, weight);
@@ -37,7 +25,7 @@ ElementType CheckedType(const char* op, const at::Tensor& self, const at::Tensor
   return ElementTypeOf(common);
 }
 
-Value Positive(const Value& x) { return ir::Compare(CompareDirection::kGt, x, ir::Constant(0, x.shape())); }
+Value Positive(const Value& x) { return ir::Compare(CompareDirection::kGt, x, ScalarLike(0, x)); }
 
 }  // namespace
 
@@ -47,7 +35,7 @@ at::Tensor XLANativeFunctions::_prelu_kernel(const at::Tensor& self, const at::T
   ElementType type = CheckedType(op, self, weight);
   int device = CommonDevice({&self, &weight}, op);
   return AtenFromIr(Checked(op, [&] {
-                      std::vector<Value> v = Broadcast(op, {&self, &weight}, AccumulationType(type));
+                      std::vector<Value> v = BroadcastOperands({&self, &weight}, AccumulationType(type), op);
                       const Value &x = v[0], &w = v[1];
                       return ir::Convert(ir::Select(Positive(x), x, Mul(w, x)), type);
                     }),
@@ -62,11 +50,11 @@ std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::_prelu_kernel_backward(co
   ElementType type = CheckedType(op, self, weight);
   int device = CommonDevice({&grad_output, &self, &weight}, op);
   return Checked(op, [&] {
-    std::vector<Value> v = Broadcast(op, {&grad_output, &self, &weight}, AccumulationType(type));
+    std::vector<Value> v = BroadcastOperands({&grad_output, &self, &weight}, AccumulationType(type), op);
     const Value &g = v[0], &x = v[1], &w = v[2];
     Value positive = Positive(x);
     Value grad_input = ir::Select(positive, g, Mul(w, g));
-    Value grad_weight = ir::Select(positive, ir::Constant(0, x.shape()), Mul(x, g));
+    Value grad_weight = ir::Select(positive, ScalarLike(0, x), Mul(x, g));
     return std::make_tuple(AtenFromIr(ir::Convert(grad_input, ElementTypeOf(self.scalar_type())), device),
                            AtenFromIr(ir::Convert(grad_weight, ElementTypeOf(weight.scalar_type())), device));
   });

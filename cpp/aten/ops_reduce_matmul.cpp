@@ -34,12 +34,9 @@ std::vector<int64_t> ReducedDims(at::OptionalIntArrayRef dim, int64_t rank, cons
   return dims;
 }
 
-
-Value Like(double value, const Value& v) { return ir::Constant(value, v.shape()); }
-
 Value NonZero(const Value& v) {
   if (v.shape().type == ElementType::kPred) return v;
-  return ir::Compare(ir::CompareDirection::kNe, v, Like(0, v));
+  return ir::Compare(ir::CompareDirection::kNe, v, ScalarLike(0, v));
 }
 
 Value IsNan(const Value& v) { return ir::Compare(ir::CompareDirection::kNe, v, v); }
@@ -50,7 +47,7 @@ Value MaxOrMin(const Value& v, const std::vector<int64_t>& dims, bool is_max) {
   Value r = ir::Reduce(is_max ? ReduceKind::kMax : ReduceKind::kMin, v, dims);
   if (!IsFloat(t) || dims.empty()) return r;
   Value any_nan = ir::Reduce(ReduceKind::kOr, IsNan(v), dims);
-  return ir::Select(any_nan, Like(std::nan(""), r), r);
+  return ir::Select(any_nan, ScalarLike(std::nan(""), r), r);
 }
 
 Value Unreduce(const Value& v, const std::vector<int64_t>& dims, const std::vector<int64_t>& reduced) {
@@ -78,9 +75,9 @@ Value ArgMaxOrMin(const Value& v, int64_t dim, bool is_max, Value* values) {
 }
 
 Value WrapIndex(const Value& index, int64_t size) {
-  Value zero = Like(0, index);
+  Value zero = ScalarLike(0, index);
   Value negative = ir::Compare(ir::CompareDirection::kLt, index, zero);
-  return ir::Select(negative, ir::Binary(ir::op::kAdd, index, Like(static_cast<double>(size), index)), index);
+  return ir::Select(negative, ir::Binary(ir::op::kAdd, index, ScalarLike(static_cast<double>(size), index)), index);
 }
 
 }  // namespace reduce_util
@@ -234,10 +231,10 @@ Moments VarOf(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::op
   double c = correction ? correction->toDouble() : 1.0;
   Value v = ir::Convert(x->GetIrValue(), AccumulationType(t));
   Value sum = ir::Reduce(ReduceKind::kSum, v, dims);
-  Value mean = ir::Binary(ir::op::kDivide, sum, Like(n, sum));
+  Value mean = ir::Binary(ir::op::kDivide, sum, ScalarLike(n, sum));
   Value dev = ir::Binary(ir::op::kSubtract, v, Unreduce(mean, v.shape().dims, dims));
   Value ssd = ir::Reduce(ReduceKind::kSum, ir::Binary(ir::op::kMultiply, dev, dev), dims);
-  Value var = ir::Binary(ir::op::kDivide, ssd, Like(std::max(0.0, n - c), ssd));
+  Value var = ir::Binary(ir::op::kDivide, ssd, ScalarLike(std::max(0.0, n - c), ssd));
   return {var, mean, dims, x};
 }
 
@@ -409,8 +406,8 @@ at::Tensor XLANativeFunctions::logsumexp(const at::Tensor& self, at::IntArrayRef
   // log(sum(exp(x - m))) + m with m the max, or 0 where the max is infinite or NaN.
   Value m = ir::Reduce(ReduceKind::kMax, v, dims);
   Value finite = ir::Compare(ir::CompareDirection::kLt, ir::Unary(ir::op::kAbs, m),
-                             Like(std::numeric_limits<double>::infinity(), m));
-  m = ir::Select(finite, m, Like(0, m));
+                             ScalarLike(std::numeric_limits<double>::infinity(), m));
+  m = ir::Select(finite, m, ScalarLike(0, m));
   Value shifted = ir::Unary(ir::op::kExp, ir::Binary(ir::op::kSubtract, v, Unreduce(m, s.dims, dims)));
   Value r = ir::Binary(ir::op::kAdd, ir::Unary(ir::op::kLog, ir::Reduce(ReduceKind::kSum, shifted, dims)), m);
   return Finish(ir::Convert(r, out), s.dims, dims, keepdim, x->device());
@@ -595,9 +592,9 @@ at::Tensor XLANativeFunctions::linalg_vector_norm(const at::Tensor& self, const 
   } else if (p == 2) {
     r = ir::Unary(ir::op::kSqrt, ir::Reduce(ReduceKind::kSum, ir::Binary(ir::op::kMultiply, v, v), dims));
   } else {
-    Value powered = ir::Binary(ir::op::kPower, v, Like(p, v));
+    Value powered = ir::Binary(ir::op::kPower, v, ScalarLike(p, v));
     Value sum = ir::Reduce(ReduceKind::kSum, powered, dims);
-    r = ir::Binary(ir::op::kPower, sum, Like(1.0 / p, sum));
+    r = ir::Binary(ir::op::kPower, sum, ScalarLike(1.0 / p, sum));
   }
   return Finish(ir::Convert(r, out), s.dims, dims, keepdim, x->device());
 }

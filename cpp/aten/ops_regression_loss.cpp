@@ -19,8 +19,6 @@ using ir::ReduceKind;
 using ir::Value;
 using runtime::ElementType;
 
-Value Like(double v, const Value& like) { return ir::Constant(v, like.shape()); }
-
 void CheckLossArgs(const char* op, const at::Tensor& input, const at::Tensor& target, int64_t reduction) {
   TORCH_CHECK(reduction >= 0 && reduction <= 2, op, ": expected reduction 0 (none), 1 (mean) or 2 (sum), got ",
               reduction);
@@ -40,11 +38,8 @@ Difference Diff(const char* op, const at::Tensor& input, const at::Tensor& targe
   int device = CommonDevice({&input, &target}, op);
   ElementType type = ElementTypeOf(result);
   ElementType acc = AccumulationType(type);
-  return Checked(op, [&] {
-    Value a = IrOperand(input, acc, op), b = IrOperand(target, acc, op);
-    std::vector<int64_t> dims = ir::BroadcastDims(a.shape().dims, b.shape().dims, op);
-    return Difference{Sub(ir::Broadcast(a, dims), ir::Broadcast(b, dims)), type, device};
-  });
+  std::vector<Value> v = BroadcastOperands({&input, &target}, acc, op);
+  return Difference{Sub(v[0], v[1]), type, device};
 }
 
 at::Tensor Reduced(const Value& loss, int64_t reduction, const Difference& diff) {
@@ -79,14 +74,14 @@ BackwardIn GetBackwardIn(const char* op, const at::Tensor& grad_output, const at
     TORCH_CHECK(ir::BroadcastDims(g.shape().dims, dims, op) == dims, op, ": grad_output ",
                 DescribeTensor(grad_output), " does not broadcast to the input ", DescribeTensor(input));
     g = ir::Broadcast(g, dims);
-    if (reduction == 1) g = Div(g, Like(static_cast<double>(input.numel()), g));
+    if (reduction == 1) g = Div(g, ScalarLike(static_cast<double>(input.numel()), g));
     return BackwardIn{g, diff.d, diff.type, device};
   });
 }
 
 // v limited to [-limit, limit]; NaN stays NaN (as in PyTorch's kernels).
 Value Clamp(const Value& v, double limit) {
-  Value low = Like(-limit, v), high = Like(limit, v);
+  Value low = ScalarLike(-limit, v), high = ScalarLike(limit, v);
   Value upper = ir::Select(ir::Compare(CompareDirection::kGe, v, high), high, v);
   return ir::Select(ir::Compare(CompareDirection::kLe, v, low), low, upper);
 }
@@ -103,8 +98,9 @@ at::Tensor XLANativeFunctions::smooth_l1_loss(const at::Tensor& self, const at::
   Value z = ir::Unary(ir::op::kAbs, diff.d);
   Value loss = z;
   if (beta > 0) {
-    Value quadratic = Div(Mul(Like(0.5, z), Mul(z, z)), Like(beta, z));
-    loss = ir::Select(ir::Compare(CompareDirection::kLt, z, Like(beta, z)), quadratic, Sub(z, Like(0.5 * beta, z)));
+    Value quadratic = Div(Mul(ScalarLike(0.5, z), Mul(z, z)), ScalarLike(beta, z));
+    Value linear = Sub(z, ScalarLike(0.5 * beta, z));
+    loss = ir::Select(ir::Compare(CompareDirection::kLt, z, ScalarLike(beta, z)), quadratic, linear);
   }
   return Reduced(loss, reduction, diff);
 }
@@ -116,7 +112,7 @@ at::Tensor XLANativeFunctions::smooth_l1_loss_backward(const at::Tensor& grad_ou
   TORCH_CHECK(beta >= 0, op, ": smooth_l1_loss does not support negative values for beta, got beta=", beta);
   BackwardIn in = GetBackwardIn(op, grad_output, self, target, reduction);
   // beta = 0 is the L1 loss, whose gradient is sign(d) (0 at d = 0).
-  Value slope = beta > 0 ? Div(Clamp(in.d, beta), Like(beta, in.d)) : ir::Unary(ir::op::kSign, in.d);
+  Value slope = beta > 0 ? Div(Clamp(in.d, beta), ScalarLike(beta, in.d)) : ir::Unary(ir::op::kSign, in.d);
   return AtenFromIr(ir::Convert(Mul(in.g, slope), in.type), in.device);
 }
 
@@ -131,9 +127,9 @@ at::Tensor XLANativeFunctions::huber_loss(const at::Tensor& self, const at::Tens
               " must broadcast to the input ", DescribeTensor(self));
   Difference diff = Diff(op, self, target, self.scalar_type());
   Value z = ir::Unary(ir::op::kAbs, diff.d);
-  Value quadratic = Mul(Like(0.5, z), Mul(z, z));
-  Value linear = Mul(Like(delta, z), Sub(z, Like(0.5 * delta, z)));
-  Value loss = ir::Select(ir::Compare(CompareDirection::kLt, z, Like(delta, z)), quadratic, linear);
+  Value quadratic = Mul(ScalarLike(0.5, z), Mul(z, z));
+  Value linear = Mul(ScalarLike(delta, z), Sub(z, ScalarLike(0.5 * delta, z)));
+  Value loss = ir::Select(ir::Compare(CompareDirection::kLt, z, ScalarLike(delta, z)), quadratic, linear);
   return Reduced(loss, reduction, diff);
 }
 

@@ -20,8 +20,6 @@ using ir::Value;
 using runtime::ElementType;
 
 
-Value Const(double v, const Value& like) { return ir::Constant(v, like.shape()); }
-
 // Reduces `dims` of `v` and broadcasts the result back to v's shape.
 Value ReduceBack(ReduceKind kind, const Value& v, const std::vector<int64_t>& dims) {
   Value r = ir::Reduce(kind, v, dims);
@@ -86,8 +84,6 @@ LayerNormShape CheckLayerNorm(const char* op, const at::Tensor& input, at::IntAr
   return s;
 }
 
-const at::Tensor* Opt(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined() ? &*t : nullptr; }
-
 // A weight or bias of the normalized shape, in `type`, broadcast over the leading dims.
 Value Affine(const at::Tensor& p, const std::vector<int64_t>& dims, ElementType type, const char* op) {
   return ir::Broadcast(ir::Convert(GetXlaTensor(p, op)->GetIrValue(), type), dims);
@@ -128,7 +124,7 @@ constexpr double kKappa = 0.044715;
 // tanh(sqrt(2/pi) * (x + kappa x^3))
 Value GeluTanhInner(const Value& x) {
   Value x3 = Mul(Mul(x, x), x);
-  return ir::Unary(ir::op::kTanh, Mul(Const(kSqrt2OverPi, x), Add(x, Mul(Const(kKappa, x), x3))));
+  return ir::Unary(ir::op::kTanh, Mul(ScalarLike(kSqrt2OverPi, x), Add(x, Mul(ScalarLike(kKappa, x), x3))));
 }
 
 }  // namespace
@@ -140,8 +136,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_layer_
     const std::optional<at::Tensor>& bias, double eps) {
   XLA_COUNT("native_layer_norm");
   const char* op = "native_layer_norm";
-  const at::Tensor* w = Opt(weight);
-  const at::Tensor* b = Opt(bias);
+  const at::Tensor* w = DefinedOrNull(weight);
+  const at::Tensor* b = DefinedOrNull(bias);
   LayerNormShape s = CheckLayerNorm(op, input, normalized_shape, w, b);
   int device = CommonDevice({&input, w ? w : &input, b ? b : &input}, op);
   XlaTensorPtr x = GetXlaTensor(input, op);
@@ -158,7 +154,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_layer_
     Value mean = group_mean(xv);
     Value centered = Sub(xv, ir::Broadcast(mean, dims));
     Value var = group_mean(Mul(centered, centered));
-    Value rstd = ir::Unary(ir::op::kRsqrt, Add(var, Const(eps, var)));
+    Value rstd = ir::Unary(ir::op::kRsqrt, Add(var, ScalarLike(eps, var)));
     Value y = Mul(centered, ir::Broadcast(rstd, dims));
     if (w) y = Mul(y, Affine(*w, dims, ct, op));
     if (b) y = Add(y, Affine(*b, dims, ct, op));
@@ -174,8 +170,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_layer_
     std::array<bool, 3> output_mask) {
   XLA_COUNT("native_layer_norm_backward");
   const char* op = "native_layer_norm_backward";
-  const at::Tensor* w = Opt(weight);
-  const at::Tensor* b = Opt(bias);
+  const at::Tensor* w = DefinedOrNull(weight);
+  const at::Tensor* b = DefinedOrNull(bias);
   LayerNormShape s = CheckLayerNorm(op, input, normalized_shape, w, b);
   TORCH_CHECK(grad_out.sizes() == input.sizes(), op, ": grad_out ", DescribeTensor(grad_out),
               " does not match input ", DescribeTensor(input));
@@ -199,7 +195,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_layer_
     at::Tensor grad_input, grad_weight, grad_bias;
     if (output_mask[0]) {
       Value g = w ? Mul(dy, Affine(*w, dims, ct, op)) : dy;
-      Value n = Const(static_cast<double>(s.n), x);
+      Value n = ScalarLike(static_cast<double>(s.n), x);
       Value mean_g = Div(ReduceBack(ReduceKind::kSum, g, s.norm_dims), n);
       Value mean_gx = Div(ReduceBack(ReduceKind::kSum, Mul(g, xhat), s.norm_dims), n);
       Value dx = Mul(r, Sub(Sub(g, mean_g), Mul(xhat, mean_gx)));
@@ -226,10 +222,10 @@ at::Tensor XLANativeFunctions::gelu(const at::Tensor& self, c10::string_view app
   XlaTensorPtr x = GetXlaTensor(self, "gelu");
   ElementType type = x->shape().type;
   Value v = ir::Convert(x->GetIrValue(), AccumulationType(type));
-  Value half_x = Mul(Const(0.5, v), v);
+  Value half_x = Mul(ScalarLike(0.5, v), v);
   Value y = kind == GeluKind::kNone
-                ? Mul(half_x, Add(Const(1, v), ir::Unary(ir::op::kErf, Mul(v, Const(1 / kSqrt2, v)))))
-                : Mul(half_x, Add(Const(1, v), GeluTanhInner(v)));
+                ? Mul(half_x, Add(ScalarLike(1, v), ir::Unary(ir::op::kErf, Mul(v, ScalarLike(1 / kSqrt2, v)))))
+                : Mul(half_x, Add(ScalarLike(1, v), GeluTanhInner(v)));
   return AtenFromIr(ir::Convert(y, type), x->device());
 }
 
@@ -248,15 +244,15 @@ at::Tensor XLANativeFunctions::gelu_backward(const at::Tensor& grad_output, cons
   Value g = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), ct);
   Value d;
   if (kind == GeluKind::kNone) {
-    Value cdf = Mul(Const(0.5, x), Add(Const(1, x), ir::Unary(ir::op::kErf, Mul(x, Const(1 / kSqrt2, x)))));
-    Value pdf = Mul(Const(kInvSqrt2Pi, x), ir::Unary(ir::op::kExp, Mul(Const(-0.5, x), Mul(x, x))));
+    Value cdf = Mul(ScalarLike(0.5, x), Add(ScalarLike(1, x), ir::Unary(ir::op::kErf, Mul(x, ScalarLike(1 / kSqrt2, x)))));
+    Value pdf = Mul(ScalarLike(kInvSqrt2Pi, x), ir::Unary(ir::op::kExp, Mul(ScalarLike(-0.5, x), Mul(x, x))));
     d = Add(cdf, Mul(x, pdf));
   } else {
     Value t = GeluTanhInner(x);
-    Value left_derivative = Mul(Const(0.5, x), Add(Const(1, x), t));
+    Value left_derivative = Mul(ScalarLike(0.5, x), Add(ScalarLike(1, x), t));
     Value inner_derivative =
-        Mul(Const(kSqrt2OverPi, x), Add(Const(1, x), Mul(Const(3 * kKappa, x), Mul(x, x))));
-    Value right_derivative = Mul(Mul(Mul(Const(0.5, x), x), Sub(Const(1, x), Mul(t, t))), inner_derivative);
+        Mul(ScalarLike(kSqrt2OverPi, x), Add(ScalarLike(1, x), Mul(ScalarLike(3 * kKappa, x), Mul(x, x))));
+    Value right_derivative = Mul(Mul(Mul(ScalarLike(0.5, x), x), Sub(ScalarLike(1, x), Mul(t, t))), inner_derivative);
     d = Add(left_derivative, right_derivative);
   }
   return AtenFromIr(ir::Convert(Mul(g, d), type), device);
@@ -272,7 +268,7 @@ at::Tensor XLANativeFunctions::_softmax(const at::Tensor& self, int64_t dim, boo
   ElementType type = x->shape().type;
   int64_t d = WrapDim(dim, x->shape().rank(), "_softmax");
   Value v = ir::Convert(x->GetIrValue(), AccumulationType(type));
-  if (x->shape().rank() == 0) return AtenFromIr(ir::Convert(Const(1, v), type), x->device());
+  if (x->shape().rank() == 0) return AtenFromIr(ir::Convert(ScalarLike(1, v), type), x->device());
   return AtenFromIr(ir::Convert(Softmax(v, d), type), x->device());
 }
 
@@ -289,7 +285,7 @@ at::Tensor XLANativeFunctions::_softmax_backward_data(const at::Tensor& grad_out
   Value y = ir::Convert(GetXlaTensor(output, op)->GetIrValue(), ct);
   Value g = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), ct);
   ElementType out_type = ElementTypeOf(input_dtype);
-  if (output.dim() == 0) return AtenFromIr(ir::Convert(Const(0, y), out_type), device);
+  if (output.dim() == 0) return AtenFromIr(ir::Convert(ScalarLike(0, y), out_type), device);
   Value dx = Mul(y, Sub(g, ReduceBack(ReduceKind::kSum, Mul(g, y), {d})));
   return AtenFromIr(ir::Convert(dx, out_type), device);
 }
@@ -303,11 +299,11 @@ at::Tensor XLANativeFunctions::_safe_softmax(const at::Tensor& self, int64_t dim
               DescribeTensor(self), dtype ? " with dtype " + std::string(c10::toString(*dtype)) : std::string());
   int64_t d = WrapDim(dim, x->shape().rank(), "_safe_softmax");
   Value v = ir::Convert(ir::Convert(x->GetIrValue(), type), AccumulationType(type));
-  if (x->shape().rank() == 0) return AtenFromIr(ir::Convert(Const(1, v), type), x->device());
+  if (x->shape().rank() == 0) return AtenFromIr(ir::Convert(ScalarLike(1, v), type), x->device());
   // Rows whose elements are all -inf (fully masked) give zeros instead of NaN.
   Value max = ReduceBack(ReduceKind::kMax, v, {d});
-  Value masked = ir::Compare(CompareDirection::kEq, max, Const(-std::numeric_limits<double>::infinity(), max));
-  Value y = ir::Select(masked, Const(0, v), Softmax(v, d));
+  Value masked = ir::Compare(CompareDirection::kEq, max, ScalarLike(-std::numeric_limits<double>::infinity(), max));
+  Value y = ir::Select(masked, ScalarLike(0, v), Softmax(v, d));
   return AtenFromIr(ir::Convert(y, type), x->device());
 }
 
@@ -349,7 +345,7 @@ std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::_native_multi_head_attent
   for (const at::Tensor* t : {&key, &value, &qkv_weight, &qkv_bias, &proj_weight, &proj_bias})
     TORCH_CHECK(t->scalar_type() == query.scalar_type(), op, ": expected all tensors of dtype ", query.scalar_type(),
                 ", got ", DescribeTensor(*t));
-  const at::Tensor* m = Opt(mask);
+  const at::Tensor* m = DefinedOrNull(mask);
   const int64_t B = query.size(0), T = query.size(1), H = num_head, dh = D / num_head;
   const std::vector<int64_t> scores_dims = {B, H, T, T};
   if (m) {
@@ -376,7 +372,7 @@ std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::_native_multi_head_attent
       Value bi = ir::Slice(bias, {i * D}, {(i + 1) * D}, {1});
       Value y = ir::DotGeneral(ir_of(input), wi, {}, {}, {2}, {1}, type);
       y = Add(y, ir::Broadcast(bi, y.shape().dims));
-      if (i == 0) y = Mul(y, Const(1.0 / std::sqrt(static_cast<double>(dh)), y));
+      if (i == 0) y = Mul(y, ScalarLike(1.0 / std::sqrt(static_cast<double>(dh)), y));
       return ir::Transpose(ir::Reshape(y, {B, T, H, dh}), {0, 2, 1, 3});
     };
     Value q = project(query, 0), k = project(key, 1), v = project(value, 2);
@@ -390,7 +386,7 @@ std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::_native_multi_head_attent
       mv = mt == 0 ? ir::BroadcastInDim(mv, scores_dims, {2, 3})
            : mt == 1 ? ir::BroadcastInDim(mv, scores_dims, {0, 3})
                      : mv;
-      scores = ir::Select(mv, Const(-std::numeric_limits<double>::infinity(), scores), scores);
+      scores = ir::Select(mv, ScalarLike(-std::numeric_limits<double>::infinity(), scores), scores);
     }
     Value attn = ir::Convert(Softmax(scores, 3), type);
     Value ctx = ir::DotGeneral(attn, v, {0, 1}, {0, 1}, {3}, {2}, type);  // [B, H, T, dh]
@@ -402,7 +398,7 @@ std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::_native_multi_head_attent
       Value wts = attn;
       if (average_attn_weights) {
         Value sum = ir::Reduce(ReduceKind::kSum, ir::Convert(attn, ct), {1});
-        wts = ir::Convert(Div(sum, Const(static_cast<double>(H), sum)), type);
+        wts = ir::Convert(Div(sum, ScalarLike(static_cast<double>(H), sum)), type);
       }
       weights = AtenFromIr(wts, device);
     }

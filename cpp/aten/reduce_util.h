@@ -18,9 +18,6 @@ std::vector<int64_t> ReducedDims(at::OptionalIntArrayRef dim, int64_t rank, cons
 
 inline bool IsFloat(ElementType t) { return runtime::IsFloating(t); }
 
-// A splat constant with v's shape and type.
-Value Like(double value, const Value& v);
-
 // v != 0 as a predicate (v itself when it is one).
 Value NonZero(const Value& v);
 

@@ -57,7 +57,8 @@ class HostBlockCache {
 // posix_memalign, aligned_alloc and free imports) through one process-wide cache.
 // $XLA_CPU_BLOCK_CACHE_MB sets the cache's capacity (default: 2048, at most a quarter of
 // physical memory); 0 turns it off; a value that is not a non-negative integer throws
-// RuntimeError. Returns whether the plugin's imports now go through the cache. Call it before the plugin runs code on other threads.
+// RuntimeError. Returns whether the plugin's imports now go through the cache. Call it
+// before the plugin runs code on other threads.
 bool InstallHostBlockCache(void* plugin_handle);
 
 }  // namespace torch_xla::runtime::internal

@@ -136,6 +136,7 @@ constexpr int kMetadataExtension = 1;
 constexpr int kExecuteStage = 3;
 constexpr int kBufferKind = 1;
 constexpr int kArrayAttr = 1;
+constexpr int kS64Type = 5;  // XLA_FFI_DataType of int64
 constexpr int kErrorInternal = 13;
 constexpr int kErrorInvalidArgument = 3;
 
@@ -154,7 +155,7 @@ bool TypeFromFfi(int dtype, ElementType* type) {
     case 2: *type = ElementType::kS8; return true;
     case 3: *type = ElementType::kS16; return true;
     case 4: *type = ElementType::kS32; return true;
-    case 5: *type = ElementType::kS64; return true;
+    case kS64Type: *type = ElementType::kS64; return true;
     case 6: *type = ElementType::kU8; return true;
     case 7: *type = ElementType::kU16; return true;
     case 8: *type = ElementType::kU32; return true;
@@ -204,7 +205,7 @@ XLA_FFI_Error* RunHostKernel(XLA_FFI_CallFrame* frame, HostKernel kernel) {
     std::string_view name(frame->attrs.names[i]->ptr, frame->attrs.names[i]->len);
     if (name != "config") continue;
     const auto* array = static_cast<const XLA_FFI_Array*>(frame->attrs.attrs[i]);
-    if (frame->attrs.types[i] != kArrayAttr || array->dtype != 5)
+    if (frame->attrs.types[i] != kArrayAttr || array->dtype != kS64Type)
       return MakeError(frame, kErrorInvalidArgument, "host kernel: `config` must be an array<i64>");
     const auto* values = static_cast<const int64_t*>(array->data);
     call.config.assign(values, values + array->size);
