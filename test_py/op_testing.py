@@ -102,6 +102,30 @@ def check(fn, *inputs, ops=(), rtol=None, atol=None, allow=(), any_fallback=Fals
   return actual
 
 
+def _output_and_grads(fn, inputs, seed=7):
+  """fn(*inputs) and the grads of its floating inputs for a fixed, non-uniform upstream
+  gradient."""
+  leaves = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in inputs]
+  out = fn(*leaves)
+  g = make(tuple(out.shape), out.dtype, seed=seed).to(out.device)
+  out.backward(g)
+  return out, [x.grad for x in leaves if x.requires_grad]
+
+
+def check_grad(fn, *inputs, ops=(), allow=(), rtol=None, atol=None, seed=7):
+  """fn(*inputs) and the gradients of its floating inputs, on the CPU vs on the device
+  (the device pass must bump xla::<op> for each op and run no CPU fallback). `seed`
+  picks the upstream gradient."""
+  out_c, grads_c = _output_and_grads(fn, inputs, seed)
+  with lowered(*ops, allow=allow):
+    out_x, grads_x = _output_and_grads(fn, [to_dev(x) for x in inputs], seed)
+    xm.mark_step()
+  assert_same(out_x, out_c, rtol, atol)
+  assert len(grads_x) == len(grads_c)
+  for gx, gc in zip(grads_x, grads_c):
+    assert_same(gx, gc, rtol, atol)
+
+
 FLOATS = [torch.float32, torch.bfloat16]
 INTS = [torch.int32, torch.int64]
 ALL = FLOATS + INTS

@@ -6,7 +6,7 @@ arguments raise."""
 import pytest
 import torch
 
-from op_testing import DEV, assert_same, check, ids, lowered, make
+from op_testing import DEV, assert_same, check, check_grad, ids, make
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float64, torch.int32, torch.int64]
 
@@ -52,14 +52,8 @@ def test_median_and_kthvalue_nan():
 
 
 def test_median_kthvalue_gradients():
-  x = _distinct((4, 5), torch.float32, seed=3)
-  results = {}
-  for device in ('cpu', DEV):
-    t = x.to(device).detach().requires_grad_(True)
-    with lowered(*(('median', 'kthvalue') if device != 'cpu' else ())):
-      (torch.median(t, 1).values.sum() * 2 + torch.kthvalue(t, 2, 0).values.sum() + torch.median(t) * 3).backward()
-    results[str(device)] = t.grad
-  assert_same(results[str(DEV)], results['cpu'], rtol=0, atol=0)
+  check_grad(lambda t: torch.median(t, 1).values.sum() * 2 + torch.kthvalue(t, 2, 0).values.sum() + torch.median(t) * 3,
+             _distinct((4, 5), torch.float32, seed=3), ops=('median', 'kthvalue'), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize('call,error,match', [

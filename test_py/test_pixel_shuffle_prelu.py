@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_xla.core.xla_model as xm
-from op_testing import DEV, assert_same, check, ids, lowered, make
+from op_testing import DEV, assert_same, check, check_grad, ids, lowered, make
 
 SHUFFLE_CASES = [
     # (input shape of pixel_shuffle, factor)
@@ -27,14 +27,8 @@ def test_pixel_shuffle_and_unshuffle(shape, r, dtype):
 
 
 def test_pixel_shuffle_gradient():
-  x = make((2, 8, 3, 4), torch.float32)
-  g = make((2, 2, 6, 8), torch.float32, seed=3)
-  grads = {}
-  for device in ('cpu', DEV):
-    t = x.to(device).detach().requires_grad_(True)
-    F.pixel_shuffle(t, 2).backward(g.to(device))
-    grads[str(device)] = t.grad
-  assert_same(grads[str(DEV)], grads['cpu'], rtol=0, atol=0)
+  check_grad(lambda t: F.pixel_shuffle(t, 2), make((2, 8, 3, 4), torch.float32), ops=('pixel_shuffle',), rtol=0,
+             atol=0)
 
 
 @pytest.mark.parametrize('call,match', [

@@ -6,8 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import torch_xla.core.xla_model as xm
-from op_testing import DEV, assert_same, ids, lowered, make
+from op_testing import DEV, assert_same, check_grad, ids, lowered, make
 
 TOLERANCES = {
     torch.float32: dict(rtol=1e-5, atol=1e-5),
@@ -30,14 +29,6 @@ def _inputs(shape, target_shape, dtype):
   return x, y
 
 
-def _run(device, loss, x, y, reduction, param, grad_seed):
-  xs = x.to(device).detach().requires_grad_(True)
-  ys = y.to(device).detach().requires_grad_(True)
-  out = loss(xs, ys, reduction, param)
-  out.backward(make(out.shape, out.dtype, seed=grad_seed).to(device))
-  return out, xs.grad, ys.grad
-
-
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float64, torch.bfloat16], ids=ids)
 @pytest.mark.parametrize('reduction', ['none', 'mean', 'sum'])
 @pytest.mark.parametrize('name', list(LOSSES))
@@ -47,13 +38,8 @@ def test_loss_forward_backward(name, reduction, dtype):
   # equal elements: the gradient at d = 0 (sign(0) = 0 for beta = 0)
   y[0, 0] = x[0, 0]
   for param in params:
-    expected = _run('cpu', loss, x, y, reduction, param, 3)
     # F.smooth_l1_loss with beta = 0 runs l1_loss instead
-    with lowered(*(ops if param else ())):
-      actual = _run(DEV, loss, x, y, reduction, param, 3)
-      xm.mark_step()
-    for a, e in zip(actual, expected):
-      assert_same(a, e, **TOLERANCES[dtype])
+    check_grad(lambda a, b: loss(a, b, reduction, param), x, y, ops=ops if param else (), **TOLERANCES[dtype])
 
 
 @pytest.mark.parametrize('name', list(LOSSES))
@@ -62,12 +48,10 @@ def test_loss_broadcast_target(name):
   loss, params, ops = LOSSES[name]
   x, y = _inputs((3, 4), (4,), torch.float32)
   for reduction in ('none', 'mean'):
-    with pytest.warns(UserWarning):
-      expected = _run('cpu', loss, x, y, reduction, params[1], 5)
-    with lowered(*ops), pytest.warns(UserWarning):
-      actual = _run(DEV, loss, x, y, reduction, params[1], 5)
-    for a, e in zip(actual, expected):
-      assert_same(a, e, rtol=1e-5, atol=1e-5)
+    with pytest.warns(UserWarning) as warned:
+      check_grad(lambda a, b: loss(a, b, reduction, params[1]), x, y, ops=ops, rtol=1e-5, atol=1e-5)
+    # once on the CPU, once on the device
+    assert len([w for w in warned if issubclass(w.category, UserWarning)]) >= 2
 
 
 @pytest.mark.parametrize('reduction', [0, 1, 2])

@@ -5,8 +5,7 @@ shapes raise."""
 import pytest
 import torch
 
-import torch_xla.core.xla_model as xm
-from op_testing import DEV, assert_same, check, ids, lowered, make
+from op_testing import DEV, assert_same, check, check_grad, ids, make
 
 
 @pytest.mark.parametrize('dtype', [torch.float32, torch.bfloat16, torch.float64, torch.int32, torch.int64], ids=ids)
@@ -22,19 +21,8 @@ def test_trace_bool_raises_like_eager():
       torch.trace(t)
 
 
-def _grads(device, fn, *inputs):
-  leaves = [t.to(device).detach().requires_grad_(True) for t in inputs]
-  fn(*leaves)
-  return tuple(t.grad for t in leaves)
-
-
 def test_trace_gradient():
-  x = make((3, 4), torch.float32)
-  run = lambda t: (torch.trace(t) * 3).backward()
-  grads = {'cpu': _grads('cpu', run, x)}
-  with lowered('trace'):
-    grads[str(DEV)] = _grads(DEV, run, x)
-  assert_same(grads[str(DEV)], grads['cpu'], rtol=0, atol=0)
+  check_grad(lambda t: torch.trace(t) * 3, make((3, 4), torch.float32), ops=('trace',), rtol=0, atol=0)
 
 
 def test_trace_of_a_vector_raises():
@@ -53,12 +41,9 @@ def test_linalg_cross(a, b, dim, dtype):
 
 
 def test_linalg_cross_gradients():
-  a, b, g = (make((4, 3), torch.float32, seed=s) for s in (1, 2, 3))
-  run = lambda x, y: torch.linalg.cross(x, y).backward(g.to(x.device))
-  grads = {'cpu': _grads('cpu', run, a, b)}
-  with lowered('linalg_cross'):  # the backward is cross products again
-    grads[str(DEV)] = _grads(DEV, run, a, b)
-  assert_same(grads[str(DEV)], grads['cpu'], rtol=1e-6, atol=1e-6)
+  # the backward is cross products again
+  a, b = (make((4, 3), torch.float32, seed=s) for s in (1, 2))
+  check_grad(torch.linalg.cross, a, b, ops=('linalg_cross',), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize('a,b,match', [((4, 2), (4, 2), 'must have length 3'),

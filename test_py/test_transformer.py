@@ -12,26 +12,8 @@ import torch.nn.functional as F
 
 import torch_xla.core.xla_model as xm
 
-from op_testing import (BF16, DEV, F32, FLOATS, assert_same, check, counter, fallbacks, ids, lowered, make, to_dev)
-
-def grads(fn, inputs, seed=7):
-  """fn(*inputs) and the input grads for a fixed, non-uniform upstream gradient."""
-  leaves = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in inputs]
-  out = fn(*leaves)
-  g = make(tuple(out.shape), out.dtype, seed=seed).to(out.device)
-  out.backward(g)
-  return out, [x.grad for x in leaves if x.requires_grad]
-
-
-def check_grad(fn, *inputs, ops=(), allow=(), rtol=None, atol=None):
-  out_c, grads_c = grads(fn, inputs)
-  with lowered(*ops, allow=allow):
-    out_x, grads_x = grads(fn, [to_dev(x) for x in inputs])
-    xm.mark_step()
-  assert_same(out_x, out_c, rtol, atol)
-  for gx, gc in zip(grads_x, grads_c):
-    assert_same(gx, gc, rtol, atol)
-
+from op_testing import (BF16, DEV, F32, FLOATS, assert_same, check, check_grad, counter, fallbacks, ids, lowered,
+                        make, to_dev)
 
 def tol_for(dtype, f32=None):
   if dtype == torch.bfloat16:

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from op_testing import DEV, assert_same, check, ids, lowered, make
+from op_testing import DEV, assert_same, check, check_grad, ids, make
 
 GEOMETRIES = [
     # (image size, unfold arguments)
@@ -44,19 +44,10 @@ def test_unfold_fold_integer_input_raises_like_eager():
 
 @pytest.mark.parametrize('size,kw', GEOMETRIES[:4])
 def test_unfold_fold_gradients(size, kw):
+  """Each one's backward runs the other."""
   x = make((2, 3) + size, torch.float32)
-  cols = F.unfold(x, **kw)
-  g_cols = make(cols.shape, torch.float32, seed=5)
-  g_img = make(x.shape, torch.float32, seed=6)
-  results = {}
-  for device in ('cpu', DEV):
-    a = x.to(device).detach().requires_grad_(True)
-    b = cols.to(device).detach().requires_grad_(True)
-    with lowered(*(('im2col', 'col2im') if device != 'cpu' else ())):
-      F.unfold(a, **kw).backward(g_cols.to(device))
-      F.fold(b, size, **kw).backward(g_img.to(device))
-    results[str(device)] = (a.grad, b.grad)
-  assert_same(results[str(DEV)], results['cpu'], rtol=1e-5, atol=1e-5)
+  check_grad(lambda t: F.unfold(t, **kw), x, ops=('im2col', 'col2im'), rtol=1e-5, atol=1e-5)
+  check_grad(lambda c: F.fold(c, size, **kw), F.unfold(x, **kw), ops=('col2im', 'im2col'), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize('call,match', [
