@@ -78,7 +78,7 @@ struct ClientOptions {
   std::string device_kind;
   // Explicit plugin path. Empty: PJRT_PLUGIN_PATH, else the default for the kind.
   std::string plugin_path;
-  // CPU device count. 0: $CPU_NUM_DEVICES, else 4 (the CPU plugin's default).
+  // CPU device count. 0: $CPU_NUM_DEVICES, else one per usable core, at most 4.
   int cpu_device_count = 0;
 };
 
