@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -266,6 +267,25 @@ TEST(ExecuteTest, DonatedInputIsAccepted) {
   auto outputs = client.Execute(*exe, {{a.get(), b.get()}}, {0}, /*donated=*/{0});
   EXPECT_EQ(Read<float>(*outputs[0][0]), (std::vector<float>{2, 2, 3, 5}));
   EXPECT_EQ(Read<float>(*b), (std::vector<float>{1, 0, 0, 1}));
+}
+
+TEST(ExecuteTest, HandedOverInputsLiveUntilTheExecutionIsAwaited) {
+  Client& client = Client::Get();
+  ExecutablePtr exe = client.Compile(kAddDot);
+  BufferPtr a = Upload<float>({1, 2, 3, 4}, ElementType::kF32, {2, 2});
+  BufferPtr b = Upload<float>({1, 0, 0, 2}, ElementType::kF32, {2, 2});
+  std::weak_ptr<Buffer> watch_a = a, watch_b = b;
+  std::vector<Buffer*> args = {a.get(), b.get()};
+  std::vector<BufferPtr> handed_over = {std::move(a), std::move(b)};
+  auto outputs = client.Execute(*exe, {args}, {0}, {}, std::move(handed_over));
+  // The caller holds no reference any more; the runtime keeps both inputs until it has
+  // seen the execution finish (at a later Execute or at WaitAll), however fast it ran.
+  EXPECT_FALSE(watch_a.expired());
+  EXPECT_FALSE(watch_b.expired());
+  client.WaitAll();
+  EXPECT_TRUE(watch_a.expired());
+  EXPECT_TRUE(watch_b.expired());
+  EXPECT_EQ(Read<float>(*outputs[0][0]), (std::vector<float>{2, 4, 3, 12}));
 }
 
 TEST(ExecuteTest, CompileErrorCarriesPluginMessage) {

@@ -268,25 +268,28 @@ void RunGraph(int device, const std::vector<XlaTensorPtr>& tensors, bool all_pen
     cache.entries.emplace(g.hash, exe);
   }
 
-  std::vector<runtime::BufferPtr> scalar_buffers;
+  // The argument buffers stay with the runtime until the execution is done: the graph
+  // (and with it the last reference to many of them) is released right after the launch.
+  std::vector<runtime::BufferPtr> arg_buffers;
   std::vector<runtime::Buffer*> args;
+  arg_buffers.reserve(g.parameters.size());
   args.reserve(g.parameters.size());
   for (const Node* p : g.parameters) {
     if (p->leaf_kind() == ir::LeafKind::kDeviceData) {
       if (p->buffer()->device() != device)
         throw std::runtime_error("a graph on xla:" + std::to_string(device) + " uses data of xla:" +
                                  std::to_string(p->buffer()->device()) + "; move it with .to() first");
-      args.push_back(p->buffer().get());
+      arg_buffers.push_back(p->buffer());
     } else {
-      scalar_buffers.push_back(UploadScalar(p, device));
-      args.push_back(scalar_buffers.back().get());
+      arg_buffers.push_back(UploadScalar(p, device));
     }
+    args.push_back(arg_buffers.back().get());
   }
   std::vector<std::vector<runtime::BufferPtr>> outputs;
   {
     static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
     metrics::ScopedTimer timer(execute_time);
-    outputs = client.Execute(*exe, {args}, {device}, donated);
+    outputs = client.Execute(*exe, {args}, {device}, donated, std::move(arg_buffers));
   }
   if (!donated.empty()) {
     static metrics::Counter* donations = metrics::GetCounter("DonatedBuffers");

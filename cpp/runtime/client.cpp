@@ -27,39 +27,54 @@ namespace torch_xla::runtime {
 using internal::AwaitAndDestroyEvent;
 using internal::ConsumeError;
 
-// Completion events of enqueued executions. Finished ones are pruned whenever events are
+// Completion events of enqueued executions, each with the buffers the execution must
+// outlive (see Execute's `release_after`). Finished ones are pruned whenever events are
 // added so the list stays short; an error seen while pruning is kept for WaitAll to report.
 struct Client::Pending {
-  void Add(const PJRT_Api* api, const std::vector<PJRT_Event*>& added) {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto finished = std::partition(events.begin(), events.end(), [&](PJRT_Event* event) {
-      auto args = PJRT_ARGS(PJRT_Event_IsReady_Args);
-      args.event = event;
-      if (PJRT_Error* error = api->PJRT_Event_IsReady(&args)) {
-        ConsumeError(api, error);
-        return true;  // keep it; WaitAll will await it
+  using Held = std::shared_ptr<std::vector<BufferPtr>>;
+
+  void Add(const PJRT_Api* api, const std::vector<PJRT_Event*>& added, const Held& held) {
+    std::vector<Held> released;  // destroyed after the lock is given up
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto finished = std::partition(entries.begin(), entries.end(), [&](const Entry& entry) {
+        auto args = PJRT_ARGS(PJRT_Event_IsReady_Args);
+        args.event = entry.event;
+        if (PJRT_Error* error = api->PJRT_Event_IsReady(&args)) {
+          ConsumeError(api, error);
+          return true;  // keep it; WaitAll will await it
+        }
+        return !args.is_ready;
+      });
+      for (auto it = finished; it != entries.end(); ++it) {
+        Await(api, it->event, first_error);
+        released.push_back(std::move(it->held));
       }
-      return !args.is_ready;
-    });
-    for (auto it = finished; it != events.end(); ++it) Await(api, *it, first_error);
-    events.erase(finished, events.end());
-    events.insert(events.end(), added.begin(), added.end());
+      entries.erase(finished, entries.end());
+      for (PJRT_Event* event : added) entries.push_back({event, held});
+    }
   }
 
   // Awaits every event added so far; throws the first error among them or seen earlier.
   void AwaitAll(const PJRT_Api* api) {
-    std::vector<PJRT_Event*> taken;
+    std::vector<Entry> taken;
     std::string error;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      taken.swap(events);
+      taken.swap(entries);
       error.swap(first_error);
     }
-    for (PJRT_Event* event : taken) Await(api, event, error);
+    for (const Entry& entry : taken) Await(api, entry.event, error);
+    taken.clear();
     if (!error.empty()) throw RuntimeError("an execution failed: " + error);
   }
 
  private:
+  struct Entry {
+    PJRT_Event* event;
+    Held held;
+  };
+
   static void Await(const PJRT_Api* api, PJRT_Event* event, std::string& first_error) {
     try {
       AwaitAndDestroyEvent(api, event);
@@ -69,7 +84,7 @@ struct Client::Pending {
   }
 
   std::mutex mutex;
-  std::vector<PJRT_Event*> events;
+  std::vector<Entry> entries;
   std::string first_error;
 };
 
@@ -373,7 +388,8 @@ ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas) 
 
 std::vector<std::vector<BufferPtr>> Client::Execute(
     const Executable& executable, const std::vector<std::vector<Buffer*>>& arguments,
-    const std::vector<int>& devices, const std::vector<int64_t>& donated) {
+    const std::vector<int>& devices, const std::vector<int64_t>& donated,
+    std::vector<BufferPtr> release_after) {
   const std::size_t num_launches = arguments.size();
   if (num_launches != devices.size() ||
       num_launches != static_cast<std::size_t>(executable.num_replicas())) {
@@ -456,7 +472,7 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
   args.execute_device = num_launches == 1 ? device(devices[0]) : nullptr;
   PJRT_CALL(api_, PJRT_LoadedExecutable_Execute, args);
 
-  pending_->Add(api_, events);
+  pending_->Add(api_, events, std::make_shared<std::vector<BufferPtr>>(std::move(release_after)));
 
   std::vector<std::vector<BufferPtr>> results(num_launches);
   try {

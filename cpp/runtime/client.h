@@ -122,11 +122,16 @@ class Client {
   // Enqueues an execution; returns the output buffers per replica at once (they become
   // ready when the execution finishes). arguments[r] are the parameters of replica r,
   // which runs on devices[r]. Inputs listed in `donated` (argument indices) may be
-  // consumed: their buffers must not be used afterwards.
+  // consumed: their buffers must not be used afterwards. `release_after`: buffers the
+  // caller is done with, held here until the execution has finished (pruned at a later
+  // Execute or WaitAll). Destroying a buffer that a running execution reads blocks until
+  // the execution is done, so a caller that drops its inputs right after the launch
+  // would wait for every execution; handing them over keeps the launch asynchronous.
   std::vector<std::vector<BufferPtr>> Execute(const Executable& executable,
                                                const std::vector<std::vector<Buffer*>>& arguments,
                                                const std::vector<int>& devices,
-                                               const std::vector<int64_t>& donated = {});
+                                               const std::vector<int64_t>& donated = {},
+                                               std::vector<BufferPtr> release_after = {});
 
   MemoryInfo GetMemoryInfo(int device);
   // Blocks until every execution enqueued so far has finished.
