@@ -1,0 +1,93 @@
+"""The in-place ops of a training step get their shape and dtype checks from PyTorch's C++
+meta functions (cpp/aten/inplace_meta.cpp) instead of its Python ones. The results, and
+the errors of in-place ops that would have to resize `self` or change its dtype, must stay
+those of eager PyTorch, on the device and on meta tensors alike."""
+
+import pytest
+import torch
+
+from op_testing import DEV, assert_same, ids, make
+
+OPS = ['add_.Tensor', 'add_.Scalar', 'sub_.Tensor', 'sub_.Scalar', 'mul_.Tensor', 'mul_.Scalar',
+       'div_.Tensor', 'div_.Scalar', 'addcmul_', 'addcdiv_', 'lerp_.Scalar', 'lerp_.Tensor',
+       'sqrt_', 'zero_', 'fill_.Scalar', 'clamp_']
+
+
+@pytest.mark.parametrize('op', OPS)
+def test_meta_kernel_is_the_cpp_one(op):
+  dump = torch._C._dispatch_dump('aten::' + op)
+  active = [l for l in dump.splitlines() if l.startswith('Meta:')]
+  assert len(active) == 1 and 'inplace_meta.cpp' in active[0], active
+
+
+# (name, in-place call on self, other operands...). Operands broadcast into self.
+VALID = [
+    ('add', lambda s, o: s.add_(o, alpha=2)),
+    ('add_scalar', lambda s, o: s.add_(3)),
+    ('sub', lambda s, o: s.sub_(o, alpha=3)),
+    ('sub_scalar', lambda s, o: s.sub_(2)),
+    ('mul', lambda s, o: s.mul_(o)),
+    ('mul_scalar', lambda s, o: s.mul_(3)),
+    ('div', lambda s, o: s.div_(o)),
+    ('div_scalar', lambda s, o: s.div_(4)),
+    ('addcmul', lambda s, o: s.addcmul_(o, o, value=0.5)),
+    ('addcdiv', lambda s, o: s.addcdiv_(o, o.abs() + 1, value=2)),
+    ('lerp', lambda s, o: s.lerp_(o, 0.25)),
+    ('lerp_tensor', lambda s, o: s.lerp_(o, torch.full_like(o, 0.75))),
+    ('sqrt', lambda s, o: s.abs_().sqrt_()),
+    ('zero', lambda s, o: s.zero_()),
+    ('fill', lambda s, o: s.fill_(1.5)),
+    ('clamp', lambda s, o: s.clamp_(-0.5, 0.5)),
+]
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.bfloat16], ids=ids)
+@pytest.mark.parametrize('name,fn', VALID, ids=[v[0] for v in VALID])
+def test_inplace_results_match_eager(name, fn, dtype):
+  self_c, other_c = make((2, 3), dtype), make((3,), dtype, seed=1)
+  expected = fn(self_c.clone(), other_c)
+  actual = fn(self_c.to(DEV), other_c.to(DEV))
+  assert_same(actual, expected)
+  meta = fn(self_c.to('meta'), other_c.to('meta'))
+  assert (meta.shape, meta.dtype) == (expected.shape, expected.dtype)
+
+
+def test_integer_inplace_results_match_eager():
+  for fn in (lambda s, o: s.add_(o, alpha=2), lambda s, o: s.sub_(o), lambda s, o: s.mul_(o),
+             lambda s, o: s.clamp_(-2, 2), lambda s, o: s.fill_(7), lambda s, o: s.zero_()):
+    self_c, other_c = make((2, 3), torch.int32), make((3,), torch.int32, seed=1)
+    assert_same(fn(self_c.to(DEV), other_c.to(DEV)), fn(self_c.clone(), other_c))
+
+
+# In-place calls eager rejects, with a fragment of eager's message.
+INVALID = [
+    ('grow_add', lambda d: torch.ones(3, device=d).add_(torch.ones(2, 3, device=d)),
+     "doesn't match the broadcast shape"),
+    ('grow_mul', lambda d: torch.ones(3, device=d).mul_(torch.ones(2, 3, device=d)),
+     "doesn't match the broadcast shape"),
+    ('grow_lerp', lambda d: torch.ones(3, device=d).lerp_(torch.ones(2, 3, device=d), 0.5),
+     "doesn't match the broadcast shape"),
+    ('grow_addcmul', lambda d: torch.ones(3, device=d).addcmul_(torch.ones(2, 1, device=d),
+                                                                torch.ones(3, device=d)),
+     "doesn't match the broadcast shape"),
+    ('int_div', lambda d: torch.ones(3, dtype=torch.long, device=d).div_(2),
+     "can't be cast to the desired output type Long"),
+    ('int_sqrt', lambda d: torch.ones(3, dtype=torch.long, device=d).sqrt_(),
+     "can't be cast to the desired output type Long"),
+    ('int_mul_float', lambda d: torch.ones(3, dtype=torch.long, device=d).mul_(0.5),
+     "can't be cast to the desired output type Long"),
+    ('bool_sub', lambda d: torch.ones(3, dtype=torch.bool, device=d).sub_(
+        torch.ones(3, dtype=torch.bool, device=d)), 'Subtraction'),
+    ('int_addcdiv', lambda d: torch.ones(3, dtype=torch.long, device=d).addcdiv_(
+        torch.ones(3, dtype=torch.long, device=d), torch.ones(3, dtype=torch.long, device=d)),
+     'Integer division with addcdiv'),
+]
+
+
+@pytest.mark.parametrize('name,fn,message', INVALID, ids=[v[0] for v in INVALID])
+def test_rejected_inplace_raises_as_eager(name, fn, message):
+  for device in ('cpu', 'meta', DEV):
+    with pytest.raises(RuntimeError, match=message):
+      fn(device)
+  # The device stays usable.
+  assert torch.ones(2, device=DEV).add_(1).cpu().tolist() == [2.0, 2.0]
