@@ -328,7 +328,12 @@ BufferPtr Client::TransferToDevice(const void* data, ElementType type,
   args.type = internal::ToPjrtType(type);
   args.dims = dims.data();
   args.num_dims = dims.size();
-  args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
+  // The caller's data need only live for the call: the CPU plugin then copies it on this
+  // thread. With kImmutableUntilTransferCompletes it hands transfers above 100 KB to a
+  // worker thread and signals back, and after a long execution the sleeping workers made
+  // a 400 KB batch upload take 0.3 ms instead of 0.05 ms. Device plugins copy
+  // asynchronously either way (staging the data first).
+  args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
   args.device = target;
   PJRT_CALL(api_, PJRT_Client_BufferFromHostBuffer, args);
   // Owned before awaiting, so a failed transfer still frees the buffer.
