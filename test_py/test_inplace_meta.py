@@ -91,3 +91,32 @@ def test_rejected_inplace_raises_as_eager(name, fn, message):
       fn(device)
   # The device stays usable.
   assert torch.ones(2, device=DEV).add_(1).cpu().tolist() == [2.0, 2.0]
+
+
+def test_symbolic_shapes_keep_working():
+  # FakeTensor tracing with dynamic shapes (torch.compile) runs these meta kernels on
+  # symbolic sizes, which PyTorch's C++ meta functions of binary ops cannot read.
+  from torch._subclasses.fake_tensor import FakeTensorMode
+  from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+  mode = FakeTensorMode(shape_env=ShapeEnv())
+  dynamic_rows = StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DYNAMIC, DimDynamic.STATIC])
+  fake = lambda t: mode.from_tensor(t, symbolic_context=dynamic_rows)
+  x, y = fake(torch.ones(3, 4)), fake(torch.ones(3, 4))
+  row = mode.from_tensor(torch.ones(4))
+  longs = fake(torch.ones(3, 4, dtype=torch.long))
+  with mode:
+    calls = [lambda: x.add_(y, alpha=2), lambda: x.add_(row), lambda: x.add_(2), lambda: x.sub_(y),
+             lambda: x.sub_(1), lambda: x.mul_(y), lambda: x.mul_(0.5), lambda: x.div_(y), lambda: x.div_(2),
+             lambda: x.addcmul_(y, row), lambda: x.addcdiv_(y, y), lambda: x.lerp_(y, 0.5),
+             lambda: x.lerp_(y, y), lambda: longs.add_(longs)]
+    for call in calls:
+      out = call()
+      assert isinstance(out.shape[0], torch.SymInt) and out.shape[1] == 4
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+      row.add_(x)
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+      longs.div_(2)
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+      longs.mul_(y)
+    with pytest.raises(RuntimeError, match='Subtraction'):
+      fake(torch.ones(3, 4, dtype=torch.bool)).sub_(fake(torch.ones(3, 4, dtype=torch.bool)))
