@@ -7,15 +7,14 @@
 // ones for these ops; each call then costs a trip through the Python interpreter,
 // ~50 µs, which was 12% of the MNIST step (38 in-place ops a step). The kernels below
 // put PyTorch's C++ structured meta functions (at::meta::*, the same checks its CPU
-// kernels make) back in front for the Meta key. Tracing with the Python dispatcher
-// (torch.compile, export) keeps using the Python meta functions, which it looks up on
-// its own; the .Scalar overloads, which have no C++ meta function, use the Tensor one
-// with the scalar wrapped, as their CPU kernels do.
+// kernels make) back in front for the Meta key, for every meta tensor of the process.
+// The .Scalar overloads, which have no C++ meta function, use the Tensor one with the
+// scalar wrapped, as their CPU kernels do.
 //
-// PyTorch's C++ meta functions of binary element-wise ops read concrete sizes, so for
-// operands with symbolic sizes (FakeTensor tracing with dynamic shapes) the kernels
-// below check broadcast and dtype themselves, on symbolic sizes, as the Python meta
-// functions do.
+// FakeTensor tracing (torch.compile, export) reaches these kernels too. PyTorch's C++
+// meta functions of binary element-wise ops read concrete sizes, so for operands with
+// symbolic sizes (dynamic shapes) the kernels below check broadcast and dtype
+// themselves, on symbolic sizes, as the Python meta functions do.
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/ScalarOps.h>

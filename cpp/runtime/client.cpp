@@ -65,7 +65,6 @@ struct Client::Pending {
       error.swap(first_error);
     }
     for (const Entry& entry : taken) Await(api, entry.event, error);
-    taken.clear();
     if (!error.empty()) throw RuntimeError("an execution failed: " + error);
   }
 
@@ -328,11 +327,10 @@ BufferPtr Client::TransferToDevice(const void* data, ElementType type,
   args.type = internal::ToPjrtType(type);
   args.dims = dims.data();
   args.num_dims = dims.size();
-  // The caller's data need only live for the call: the CPU plugin then copies it on this
-  // thread. With kImmutableUntilTransferCompletes it hands transfers above 100 KB to a
-  // worker thread and signals back, and after a long execution the sleeping workers made
-  // a 400 KB batch upload take 0.3 ms instead of 0.05 ms. Device plugins copy
-  // asynchronously either way (staging the data first).
+  // The caller's data need only live for the call (the plugin copies what it keeps), so
+  // the CPU plugin copies it on this thread. With kImmutableUntilTransferCompletes it
+  // hands transfers above 100 KB to a worker thread and waits to be signalled back: a
+  // 400 KB batch upload took 50 µs instead of 23.
   args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
   args.device = target;
   PJRT_CALL(api_, PJRT_Client_BufferFromHostBuffer, args);
