@@ -42,6 +42,9 @@ def resnet_case(seed):
       F.nll_loss
 
 
+TRANSFORMER_LR = 1e-3
+
+
 def transformer_case(seed, dropout=0.0):
   g = torch.Generator().manual_seed(seed)
   model = TransformerLM(vocab=50, d_model=32, nhead=4, dim_feedforward=64, max_len=16, dropout=dropout)
@@ -49,7 +52,7 @@ def transformer_case(seed, dropout=0.0):
   for _ in range(3):
     tokens = torch.randint(0, 50, (2, 9), generator=g)
     batches.append((tokens[:, :-1], tokens[:, 1:]))
-  return model, lambda p: torch.optim.AdamW(p, lr=1e-3), batches, lm_loss
+  return model, lambda p: torch.optim.AdamW(p, lr=TRANSFORMER_LR), batches, lm_loss
 
 
 CASES = {'mnist': mnist_case, 'resnet': resnet_case, 'transformer': transformer_case}
@@ -81,7 +84,16 @@ def test_training_steps_match_eager_without_fallback(name):
   assert not fallbacks, f'{name}: CPU fallbacks {fallbacks}'
   torch.testing.assert_close(torch.tensor(xla_losses), torch.tensor(cpu_losses), rtol=1e-3, atol=1e-4)
   for key, value in cpu_state.items():
-    torch.testing.assert_close(xla_state[key], value, rtol=2e-3, atol=2e-4, msg=f'{name}: {key}')
+    got = xla_state[key]
+    if key.endswith('self_attn.in_proj_bias'):
+      # The key bias cannot change attention (softmax is invariant to adding q.b to
+      # every score), so its gradient is zero up to rounding, and Adam scales rounding
+      # noise up to steps of about lr: on either device it moves by up to lr a step.
+      d = value.shape[0] // 3
+      torch.testing.assert_close(got[d:2 * d], value[d:2 * d], rtol=0, atol=2 * TRANSFORMER_LR * len(batches),
+                                 msg=f'{name}: {key} (key part)')
+      got, value = torch.cat([got[:d], got[2 * d:]]), torch.cat([value[:d], value[2 * d:]])
+    torch.testing.assert_close(got, value, rtol=2e-3, atol=2e-4, msg=f'{name}: {key}')
 
 
 def test_transformer_with_dropout_runs_without_fallback():
