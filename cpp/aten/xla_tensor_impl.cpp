@@ -21,14 +21,7 @@ XlaTensorImpl::XlaTensorImpl(XlaTensorPtr tensor)
 }
 
 void XlaTensorImpl::SetSizesFromTensor() {
-  const auto& dims = tensor_->shape().dims;
-  std::vector<int64_t> strides(dims.size());
-  int64_t stride = 1;
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
-    strides[i] = stride;
-    stride *= std::max<int64_t>(dims[i], 1);
-  }
-  set_sizes_and_strides(dims, strides);
+  set_sizes_contiguous(tensor_->shape().dims);
   data_type_ = caffe2::TypeMeta::fromScalarType(ScalarTypeOf(tensor_->shape().type));
 }
 

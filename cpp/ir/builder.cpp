@@ -144,11 +144,11 @@ Value BroadcastInDim(const Value& v, const std::vector<int64_t>& dims, const std
   return Value(MakeNode(kBroadcastInDim, std::vector<Value>{v}, Shape(v.shape().type, dims), std::move(attrs)));
 }
 
-Value Reshape(const Value& v, const std::vector<int64_t>& dims) {
+Value Reshape(const Value& v, std::vector<int64_t> dims) {
   if (v.shape().dims == dims) return v;
-  Shape out(v.shape().type, dims);
+  Shape out(v.shape().type, std::move(dims));
   if (out.numel() != v.shape().numel())
-    Fail("reshape: shape " + DimsToString(dims) + " is invalid for input of size " +
+    Fail("reshape: shape " + DimsToString(out.dims) + " is invalid for input of size " +
          std::to_string(v.shape().numel()) + " (" + v.shape().ToString() + ")");
   return Value(MakeNode(kReshape, std::vector<Value>{v}, std::move(out)));
 }

@@ -36,7 +36,7 @@ Value Convert(const Value& v, ElementType type);
 // Broadcasts trailing-aligned to `dims` (numpy rules).
 Value Broadcast(const Value& v, const std::vector<int64_t>& dims);
 Value BroadcastInDim(const Value& v, const std::vector<int64_t>& dims, const std::vector<int64_t>& broadcast_dims);
-Value Reshape(const Value& v, const std::vector<int64_t>& dims);
+Value Reshape(const Value& v, std::vector<int64_t> dims);
 Value Transpose(const Value& v, const std::vector<int64_t>& permutation);
 Value Slice(const Value& v, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
             const std::vector<int64_t>& strides);

@@ -44,8 +44,9 @@ enum class LeafKind : unsigned char { kNone, kDeviceData, kScalar };
 class Node {
  public:
   Node(OpKind op, std::vector<Value> operands, std::vector<Shape> shapes, Attrs attrs = {});
+  // A single-output node. (A braced list would copy the shape out of its initializer_list.)
   Node(OpKind op, std::vector<Value> operands, Shape shape, Attrs attrs = {})
-      : Node(op, std::move(operands), std::vector<Shape>{std::move(shape)}, std::move(attrs)) {}
+      : Node(op, std::move(operands), SingleShape(std::move(shape)), std::move(attrs)) {}
 
   // A parameter leaf holding a device buffer. Its hash covers the shape only.
   static NodePtr DeviceData(runtime::BufferPtr buffer);
@@ -70,6 +71,12 @@ class Node {
 
  private:
   Node(OpKind op, Shape shape, LeafKind kind);
+  static std::vector<Shape> SingleShape(Shape shape) {
+    std::vector<Shape> shapes;
+    shapes.reserve(1);
+    shapes.push_back(std::move(shape));
+    return shapes;
+  }
 
   OpKind op_;
   std::vector<Value> operands_;

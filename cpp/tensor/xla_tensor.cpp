@@ -37,7 +37,11 @@ uint64_t NextId() {
 
 XlaTensor::XlaTensor(int device, ir::Shape shape) : device_(device), shape_(std::move(shape)), id_(NextId()) {}
 
-XlaTensor::~XlaTensor() { Unregister(); }
+// The last owner is going away, so no other thread can change linked_ any more (the
+// reference count's release ordering makes their last write visible here).
+XlaTensor::~XlaTensor() {
+  if (linked_) Unregister();
+}
 
 // make_shared needs a public constructor; one allocation holds tensor and refcount.
 struct XlaTensor::Constructible : XlaTensor {
@@ -79,7 +83,14 @@ XlaTensorPtr XlaTensor::FromBuffer(runtime::BufferPtr buffer) {
 
 XlaTensorPtr XlaTensor::FromIr(ir::Value value, int device) {
   XlaTensorPtr t = std::make_shared<Constructible>(device, value.shape());
-  t->SetIr(std::move(value));
+  // Nothing else can see the new tensor yet: no need for SetIr's locking.
+  if (value.node->leaf_kind() == ir::LeafKind::kDeviceData) {
+    t->buffer_ = value.node->buffer();
+    t->data_leaf_ = std::move(value);
+  } else {
+    t->ir_ = std::move(value);
+    t->Register();
+  }
   return t;
 }
 
