@@ -265,3 +265,39 @@ COUNTER_CASES = {
                                  'convolution_overrideable'),
     'convolution_backward_overrideable': (_grad_out_case('backward'), 'convolution_backward_overrideable'),
 }
+
+
+# One input channel (a first layer on grayscale data) with a kernel of at most 49 taps
+# is computed on the CPU device as a sum over the taps (ops_conv.cpp); the rest of the
+# cases above take XLA's convolution.
+SINGLE_CHANNEL_CASES = [
+    # (input shape, weight shape, kwargs)
+    ((4, 1, 28, 28), (10, 1, 5, 5), dict()),
+    ((3, 1, 9, 11), (4, 1, 3, 3), dict(stride=2, padding=1)),
+    ((2, 1, 12, 10), (5, 1, 3, 2), dict(stride=(1, 2), padding=(2, 1), dilation=(2, 3))),
+    ((2, 1, 7, 7), (3, 1, 7, 7), dict(padding=3)),  # 49 taps
+    ((2, 1, 30), (6, 1, 5), dict(stride=3, padding=2)),  # 1-D
+    ((2, 1, 6, 7, 5), (4, 1, 3, 3, 3), dict(padding=1)),  # 3-D, 27 taps
+    ((1, 1, 5, 5), (2, 1, 5, 5), dict()),  # one output position
+    ((2, 1, 8, 9), (3, 1, 7, 8), dict(padding=1)),  # 56 taps: XLA's convolution
+]
+
+
+@pytest.mark.parametrize('case', SINGLE_CHANNEL_CASES, ids=lambda c: f'{list(c[0])}-{list(c[1])}-{c[2]}')
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64, torch.bfloat16], ids=str)
+def test_single_input_channel(case, dtype):
+    xs, ws, kw = case
+    torch.manual_seed(2)
+    x, w, b = torch.randn(xs), torch.randn(ws) * 0.3, torch.randn(ws[0])
+    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[len(xs)]
+    tol = dict(atol=0.1, rtol=0.05) if dtype == torch.bfloat16 else dict(atol=1e-4, rtol=1e-4)
+    check(lambda x, w, b: conv(x, w, b, **kw), x, w, b, dtype=dtype, **tol)
+
+
+def test_single_input_channel_runs_as_taps():
+    x = torch.randn(2, 1, 10, 10, device=dev)
+    w = torch.randn(4, 1, 3, 3, device=dev)
+    hlo = torch_xla._get_stablehlo([F.conv2d(x, w)])
+    assert 'stablehlo.convolution' not in hlo
+    hlo = torch_xla._get_stablehlo([F.conv2d(torch.randn(2, 2, 10, 10, device=dev), torch.randn(4, 2, 3, 3, device=dev))])
+    assert 'stablehlo.convolution' in hlo

@@ -68,6 +68,6 @@ def test_xla_convolution_is_the_default():
   import torch_xla
   import torch_xla.core.xla_model as xm
   dev = xm.xla_device()
-  y = F.conv2d(torch.randn(1, 1, 5, 5).to(dev), torch.randn(2, 1, 3, 3).to(dev))
+  y = F.conv2d(torch.randn(1, 2, 5, 5).to(dev), torch.randn(2, 2, 3, 3).to(dev))
   text = torch_xla._get_stablehlo([y])
   assert 'stablehlo.convolution' in text and 'torch_xla_host_convolution' not in text
