@@ -59,14 +59,15 @@ at::Tensor CallOriginal(c10::DispatchKeySet keys, const at::Tensor& self, c10::S
 }
 
 at::Tensor FunctionalizeView(c10::DispatchKeySet keys, const at::Tensor& self, c10::SymIntArrayRef size) {
-  if (!at::functionalization::impl::isFunctionalTensor(self) || !self.key_set().has_backend(c10::BackendComponent::XLABit) ||
-      at::functionalization::impl::getFunctionalizationReapplyViewsTLS()) {
+  namespace impl = at::functionalization::impl;
+  if (!impl::isFunctionalTensor(self) || !self.key_set().has_backend(c10::BackendComponent::XLABit) ||
+      impl::getFunctionalizationReapplyViewsTLS()) {
     return CallOriginal(keys, self, size);
   }
   auto int_size = c10::asIntArrayRefSlowOpt(size);
   at::TensorImpl* self_impl = self.unsafeGetTensorImpl();
   if (!int_size || self_impl->has_symbolic_sizes_strides()) return CallOriginal(keys, self, size);
-  auto* wrapper = at::functionalization::impl::unsafeGetFunctionalWrapper(self);
+  auto* wrapper = impl::unsafeGetFunctionalWrapper(self);
   at::TensorImpl* value_impl = wrapper->value().unsafeGetTensorImpl();
   if (typeid(*value_impl) != typeid(XlaTensorImpl)) return CallOriginal(keys, self, size);
   auto* inner = static_cast<XlaTensorImpl*>(value_impl);

@@ -1,11 +1,12 @@
 // Shape kernels. Functionalization turns PyTorch's views into these *_copy ops (and
 // writes through views into *_scatter ops), so each one simply computes a new value.
 // For XLA tensors functionalization also runs every view, and every in-place op, on meta
-// tensors first (eager strides for views; shape errors such as `x.add_(bigger)`).
-// That is about a quarter of a view's tracing cost, and PyTorch can switch it off
-// ($TORCH_DISABLE_FUNCTIONALIZATION_META_REFERENCE=1), but the same switch drops the
-// in-place shape checks: `ones(3).add_(ones(2, 3))` would silently grow the tensor. So
-// it stays on.
+// tensors first (a reference for eager's strides; shape errors such as `x.add_(bigger)`).
+// PyTorch can switch that off ($TORCH_DISABLE_FUNCTIONALIZATION_META_REFERENCE=1), but
+// the same switch drops the in-place shape checks: `ones(3).add_(ones(2, 3))` would
+// silently grow the tensor. So it stays on; `view`, the most frequent view (reshape and
+// flatten reach it), has a Functionalize kernel of its own without the meta detour
+// (functionalize_view.cpp).
 #include <ATen/ATen.h>
 #include <ATen/InferSize.h>
 
