@@ -301,3 +301,39 @@ def test_single_input_channel_runs_as_taps():
     assert 'stablehlo.convolution' not in hlo
     hlo = torch_xla._get_stablehlo([F.conv2d(torch.randn(2, 2, 10, 10, device=dev), torch.randn(4, 2, 3, 3, device=dev))])
     assert 'stablehlo.convolution' in hlo
+
+
+# Input gradients of stride-1 convolutions whose input is at least 1.5 times their output
+# run on the CPU device as a matrix product and an overlap-add (ops_conv.cpp).
+OVERLAP_ADD_CASES = [
+    # (input shape, weight shape, kwargs)
+    ((4, 10, 12, 12), (20, 10, 5, 5), dict()),  # MNIST's second layer, smaller batch
+    ((2, 3, 11, 11), (4, 3, 3, 3), dict(dilation=2)),
+    ((2, 3, 9, 10), (5, 3, 5, 4), dict(padding=(1, 0))),
+    ((3, 4, 12), (6, 4, 5), dict()),  # 1-D
+    ((2, 2, 6, 6, 5), (3, 2, 3, 3, 3), dict()),  # 3-D
+]
+
+
+@pytest.mark.parametrize('case', OVERLAP_ADD_CASES, ids=lambda c: f'{list(c[0])}-{list(c[1])}-{c[2]}')
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64, torch.bfloat16], ids=str)
+def test_input_grad_by_overlap_add(case, dtype):
+    xs, ws, kw = case
+    torch.manual_seed(3)
+    x, w, b = torch.randn(xs), torch.randn(ws) * 0.3, torch.randn(ws[0])
+    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[len(xs)]
+    tol = dict(atol=0.1, rtol=0.05) if dtype == torch.bfloat16 else dict(atol=1e-4, rtol=1e-4)
+    check(lambda x, w, b: conv(x, w, b, **kw), x, w, b, dtype=dtype, **tol)
+
+
+def test_input_grad_by_overlap_add_has_no_convolution():
+    def input_grad_hlo(xs, ws, padding):
+        x, w = torch.randn(xs), torch.randn(ws)
+        dy = F.conv2d(x, w, padding=padding).to(dev)
+        x, w = x.to(dev), w.to(dev)
+        gi = torch.ops.aten.convolution_backward(dy, x, w, None, [1, 1], [padding] * 2, [1, 1], False, [0, 0], 1,
+                                                 [True, False, False])[0]
+        return torch_xla._get_stablehlo([gi])
+    assert 'stablehlo.convolution' not in input_grad_hlo((2, 4, 12, 12), (6, 4, 5, 5), 0)
+    # "same" padding: the input is the output's size, XLA's convolution computes it.
+    assert 'stablehlo.convolution' in input_grad_hlo((2, 4, 12, 12), (6, 4, 3, 3), 1)

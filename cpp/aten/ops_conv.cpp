@@ -152,9 +152,98 @@ Value SwapKernel(const Value& w, int64_t groups, std::size_t n) {
   return ir::Reverse(v, spatial);
 }
 
+// Overlap-add along the last two dimensions of v [..., k, l]: out[..., x * stride +
+// j * dilation] sums v[..., j, x], for out positions 0 .. (l - 1) * stride + (k - 1) *
+// dilation. Done without a scatter: each row j is padded (stride - 1 zeros between its
+// elements, then zeros up to length full + dilation), the rows are laid end to end, and
+// read back as rows of length `full`, which shifts row j by j * dilation; a sum over
+// the rows adds the shifted rows up.
+Value OverlapAdd(const Value& v, int64_t stride, int64_t dilation) {
+  std::vector<int64_t> dims = v.shape().dims;
+  const std::size_t r = dims.size();
+  const int64_t k = dims[r - 2], l = dims[r - 1];
+  const int64_t spread = (l - 1) * stride + 1, full = spread + (k - 1) * dilation, row = full + dilation;
+  std::vector<int64_t> lo(r, 0), hi(r, 0), interior(r, 0);
+  hi[r - 1] = row - spread;
+  interior[r - 1] = stride - 1;
+  Value padded = ir::Pad(v, ir::Constant(0, ir::Shape(v.shape().type, {})), lo, hi, interior);
+  std::vector<int64_t> flat(dims.begin(), dims.end() - 2);
+  flat.push_back(k * row);
+  std::vector<int64_t> start(r - 1, 0), limit = flat, strides(r - 1, 1);
+  limit.back() = k * full;
+  std::vector<int64_t> grid(dims.begin(), dims.end() - 2);
+  grid.push_back(k);
+  grid.push_back(full);
+  Value shifted = ir::Reshape(ir::Slice(ir::Reshape(padded, flat), start, limit, strides), grid);
+  return ir::Reduce(ir::ReduceKind::kSum, shifted, {static_cast<int64_t>(r - 2)});
+}
+
+// Whether InputGrad goes through OverlapAddInputGrad: on the CPU device, for one group,
+// stride 1, and an input at least 1.5 times the output (a kernel large for its feature
+// map, as in unpadded convolutions on small maps), where XLA's full correlation over
+// the padded gradient does most of its work on padding. Measured (XLA's convolution ->
+// overlap-add): 20 -> 10 channels 5x5 on 12x12 (MNIST), 3.5 -> 1.7 ms; 64 -> 64 5x5 on
+// 7x7, 4.2 -> 0.5 ms; 64 -> 32 3x3 on 8x8, 2.0 -> 1.1 ms. With the input the size of
+// the output ("same" padding) the product's columns are as large as the correlation's
+// work and it loses (64 -> 64 3x3 on 56x56: 12 -> 29 ms), so those keep XLA's.
+bool UseOverlapAddInputGrad(const Value& dy, const Value& w, const std::vector<int64_t>& in_spatial,
+                            const ConvParams& p) {
+  constexpr int64_t kMaxColumns = int64_t{1} << 24;  // elements of the product's result
+  if (p.groups != 1) return false;
+  double in = 1, out = 1;
+  int64_t columns = dy.shape().dims[0] * w.shape().dims[1];
+  for (std::size_t i = 0; i < p.n; ++i) {
+    if (p.stride[i] != 1) return false;
+    in *= static_cast<double>(in_spatial[i]);
+    out *= static_cast<double>(dy.shape().dims[i + 2]);
+    columns *= dy.shape().dims[i + 2] * w.shape().dims[i + 2];
+  }
+  return in >= 1.5 * out && columns <= kMaxColumns && runtime::Client::Get().device_kind() == "CPU";
+}
+
+// The input gradient of a convolution with one group, as one matrix product and an
+// overlap-add per spatial dimension: cols[n, o..., c, k...] = sum_f dy[n, f, o...] *
+// w[f, c, k...], then each output position o adds its taps k into input positions
+// o * stride + k * dilation - padding.
+Value OverlapAddInputGrad(const Value& dy, const Value& w, const std::vector<int64_t>& in_spatial,
+                          const ConvParams& p) {
+  ElementType type = dy.shape().type, acc_type = AccumulationType(type);
+  const int64_t n = static_cast<int64_t>(p.n);
+  Value v = ir::DotGeneral(ir::Convert(dy, acc_type), ir::Convert(w, acc_type), {}, {}, {1}, {0}, acc_type);
+  // What each dimension of v holds: 0 batch, 1 + i output position i, 1 + n channel,
+  // 2 + n + i tap i, 2 + 2n + i input position i.
+  std::vector<int64_t> label(2 * n + 2);
+  for (int64_t d = 0; d < 2 * n + 2; ++d) label[d] = d;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t out_label = 1 + i, tap_label = 2 + n + i;
+    std::vector<int64_t> perm, order;
+    for (int64_t d = 0; d < static_cast<int64_t>(label.size()); ++d)
+      if (label[d] != out_label && label[d] != tap_label) perm.push_back(d), order.push_back(label[d]);
+    for (int64_t want : {tap_label, out_label})
+      for (int64_t d = 0; d < static_cast<int64_t>(label.size()); ++d)
+        if (label[d] == want) perm.push_back(d);
+    v = OverlapAdd(ir::Transpose(v, perm), p.stride[i], p.dilation[i]);
+    // Full positions start at -padding; the forward conv may not have reached the end.
+    const std::size_t last = v.shape().dims.size() - 1;
+    std::vector<int64_t> lo(last + 1, 0), hi(last + 1, 0), interior(last + 1, 0);
+    lo[last] = -p.padding[i];
+    hi[last] = in_spatial[i] + p.padding[i] - v.shape().dims[last];
+    v = ir::Pad(v, ir::Constant(0, ir::Shape(acc_type, {})), lo, hi, interior);
+    order.push_back(2 + 2 * n + i);
+    label = order;
+  }
+  // label now: batch, channel, input positions in order of i.
+  std::vector<int64_t> perm;
+  for (int64_t want = 0; want < 2 * n + 2 + n; ++want)
+    for (int64_t d = 0; d < static_cast<int64_t>(label.size()); ++d)
+      if (label[d] == want) perm.push_back(d);
+  return ir::Convert(ir::Transpose(v, perm), type);
+}
+
 // The gradient with respect to the input x (spatial sizes `in_spatial`) of
 // dy = conv(x, w, stride, padding, dilation, groups).
 Value InputGrad(const Value& dy, const Value& w, const std::vector<int64_t>& in_spatial, const ConvParams& p) {
+  if (UseOverlapAddInputGrad(dy, w, in_spatial, p)) return OverlapAddInputGrad(dy, w, in_spatial, p);
   std::vector<int64_t> lo(p.n), hi(p.n);
   for (std::size_t i = 0; i < p.n; ++i) {
     int64_t k = w.shape().dims[i + 2], out = dy.shape().dims[i + 2];
