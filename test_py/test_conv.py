@@ -283,15 +283,27 @@ SINGLE_CHANNEL_CASES = [
 ]
 
 
-@pytest.mark.parametrize('case', SINGLE_CHANNEL_CASES, ids=lambda c: f'{list(c[0])}-{list(c[1])}-{c[2]}')
-@pytest.mark.parametrize('dtype', [torch.float32, torch.float64, torch.bfloat16], ids=str)
-def test_single_input_channel(case, dtype):
+def check_case(case, dtype, seed):
+    """A (input shape, weight shape, kwargs) convolution case, forward and gradients."""
     xs, ws, kw = case
-    torch.manual_seed(2)
+    torch.manual_seed(seed)
     x, w, b = torch.randn(xs), torch.randn(ws) * 0.3, torch.randn(ws[0])
     conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[len(xs)]
     tol = dict(atol=0.1, rtol=0.05) if dtype == torch.bfloat16 else dict(atol=1e-4, rtol=1e-4)
     check(lambda x, w, b: conv(x, w, b, **kw), x, w, b, dtype=dtype, **tol)
+
+
+def case_id(case):
+    return f'{list(case[0])}-{list(case[1])}-{case[2]}'
+
+
+DTYPES = [torch.float32, torch.float64, torch.bfloat16]
+
+
+@pytest.mark.parametrize('case', SINGLE_CHANNEL_CASES, ids=case_id)
+@pytest.mark.parametrize('dtype', DTYPES, ids=str)
+def test_single_input_channel(case, dtype):
+    check_case(case, dtype, seed=2)
 
 
 def test_single_input_channel_runs_as_taps():
@@ -315,15 +327,10 @@ OVERLAP_ADD_CASES = [
 ]
 
 
-@pytest.mark.parametrize('case', OVERLAP_ADD_CASES, ids=lambda c: f'{list(c[0])}-{list(c[1])}-{c[2]}')
-@pytest.mark.parametrize('dtype', [torch.float32, torch.float64, torch.bfloat16], ids=str)
+@pytest.mark.parametrize('case', OVERLAP_ADD_CASES, ids=case_id)
+@pytest.mark.parametrize('dtype', DTYPES, ids=str)
 def test_input_grad_by_overlap_add(case, dtype):
-    xs, ws, kw = case
-    torch.manual_seed(3)
-    x, w, b = torch.randn(xs), torch.randn(ws) * 0.3, torch.randn(ws[0])
-    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[len(xs)]
-    tol = dict(atol=0.1, rtol=0.05) if dtype == torch.bfloat16 else dict(atol=1e-4, rtol=1e-4)
-    check(lambda x, w, b: conv(x, w, b, **kw), x, w, b, dtype=dtype, **tol)
+    check_case(case, dtype, seed=3)
 
 
 def test_input_grad_by_overlap_add_has_no_convolution():
