@@ -210,34 +210,24 @@ Value OverlapAddInputGrad(const Value& dy, const Value& w, const std::vector<int
   ElementType type = dy.shape().type, acc_type = AccumulationType(type);
   const int64_t n = static_cast<int64_t>(p.n);
   Value v = ir::DotGeneral(ir::Convert(dy, acc_type), ir::Convert(w, acc_type), {}, {}, {1}, {0}, acc_type);
-  // What each dimension of v holds: 0 batch, 1 + i output position i, 1 + n channel,
-  // 2 + n + i tap i, 2 + 2n + i input position i.
-  std::vector<int64_t> label(2 * n + 2);
-  for (int64_t d = 0; d < 2 * n + 2; ++d) label[d] = d;
+  // Before spatial dimension i, v is [N, o_i .. o_{n-1}, C, k_i .. k_{n-1}, x_0 .. x_{i-1}]:
+  // o_i at 1 and k_i at n - i + 2 go to the end (k_i, o_i), the overlap-add turns them
+  // into x_i, so after the last dimension v is [N, C, x...].
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t out_label = 1 + i, tap_label = 2 + n + i;
-    std::vector<int64_t> perm, order;
-    for (int64_t d = 0; d < static_cast<int64_t>(label.size()); ++d)
-      if (label[d] != out_label && label[d] != tap_label) perm.push_back(d), order.push_back(label[d]);
-    for (int64_t want : {tap_label, out_label})
-      for (int64_t d = 0; d < static_cast<int64_t>(label.size()); ++d)
-        if (label[d] == want) perm.push_back(d);
+    const int64_t rank = static_cast<int64_t>(v.shape().dims.size()), out_pos = 1, tap_pos = n - i + 2;
+    std::vector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != out_pos && d != tap_pos) perm.push_back(d);
+    perm.push_back(tap_pos);
+    perm.push_back(out_pos);
     v = OverlapAdd(ir::Transpose(v, perm), p.stride[i], p.dilation[i]);
     // Full positions start at -padding; the forward conv may not have reached the end.
-    const std::size_t last = v.shape().dims.size() - 1;
-    std::vector<int64_t> lo(last + 1, 0), hi(last + 1, 0), interior(last + 1, 0);
-    lo[last] = -p.padding[i];
-    hi[last] = in_spatial[i] + p.padding[i] - v.shape().dims[last];
+    std::vector<int64_t> lo(rank - 1, 0), hi(rank - 1, 0), interior(rank - 1, 0);
+    lo.back() = -p.padding[i];
+    hi.back() = in_spatial[i] + p.padding[i] - v.shape().dims.back();
     v = ir::Pad(v, ir::Constant(0, ir::Shape(acc_type, {})), lo, hi, interior);
-    order.push_back(2 + 2 * n + i);
-    label = order;
   }
-  // label now: batch, channel, input positions in order of i.
-  std::vector<int64_t> perm;
-  for (int64_t want = 0; want < 2 * n + 2 + n; ++want)
-    for (int64_t d = 0; d < static_cast<int64_t>(label.size()); ++d)
-      if (label[d] == want) perm.push_back(d);
-  return ir::Convert(ir::Transpose(v, perm), type);
+  return ir::Convert(v, type);
 }
 
 // The gradient with respect to the input x (spatial sizes `in_spatial`) of
