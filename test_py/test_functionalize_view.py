@@ -15,20 +15,21 @@ import torch
 
 from op_testing import DEV, assert_same, counter, fallbacks, make
 
-# (input shape, how the input is made from a contiguous tensor, view sizes)
+# (input shape, how the input is made from a contiguous tensor, view sizes); the
+# comments say what the input's layout is in eager
 LAYOUTS = [
     ((2, 3, 4), lambda t: t, (6, 4)),
     ((2, 3, 4), lambda t: t, (-1,)),
     ((2, 3, 4), lambda t: t, (4, -1, 2)),
     ((2, 3, 4), lambda t: t, (2, 3, 4)),  # the same shape
     ((2, 3, 4), lambda t: t, (1, 24, 1)),
-    ((4, 6), lambda t: t[1:3], (12,)),  # storage offset 6
-    ((4, 6), lambda t: t[:, 2:4], (4, 2, 1)),  # strided rows, size-1 dim added
-    ((4, 6), lambda t: t[::2], (2, 3, 2)),  # row stride 12
+    ((4, 6), lambda t: t[1:3], (12,)),  # eager: storage offset 6
+    ((4, 6), lambda t: t[:, 2:4], (4, 2, 1)),  # eager: strided rows; a size-1 dim added
+    ((4, 6), lambda t: t[::2], (2, 3, 2)),  # eager: row stride 12
     ((3, 4), lambda t: t.t(), (4, 3)),  # transposed, same shape
     ((3, 4), lambda t: t.t(), (2, 2, 3)),  # split the non-contiguous first dim
     ((3, 4), lambda t: t.t().unsqueeze(1), (4, 3)),  # size-1 dim dropped
-    ((2, 1, 3), lambda t: t.expand(2, 5, 3), (2, 5, 3, 1)),  # stride 0 kept
+    ((2, 1, 3), lambda t: t.expand(2, 5, 3), (2, 5, 3, 1)),  # eager: stride 0 in the expanded dim
     ((1,), lambda t: t, (-1,)),
     ((1,), lambda t: t, ()),  # one element to 0-dim
     ((), lambda t: t, (1, 1)),
@@ -158,8 +159,7 @@ def test_other_backends_keep_pytorch_kernel():
     torch.testing.assert_close(g, e, rtol=0, atol=0)
   with pytest.raises(RuntimeError, match='invalid for input of size 12'):
     torch.func.functionalize(lambda t: t.view(5))(x)
-  # Reapplied views (functionalize with remove='mutations') and the meta tensors of
-  # FakeTensor tracing also stay on PyTorch's kernel.
+  # Reapplied views (functionalize with remove='mutations') also stay on PyTorch's kernel.
   got = torch.func.functionalize(f, remove='mutations')(x.clone())
   for g, e in zip(got, expected):
     torch.testing.assert_close(g, e, rtol=0, atol=0)
