@@ -39,5 +39,24 @@ TEST(IrBuilderTest, BroadcastInDimChecksSizes) {
   EXPECT_EQ(ok.shape().dims, (std::vector<int64_t>{5, 2, 3}));
 }
 
+TEST(IrBuilderTest, SingleChannelTapsChecksShapesAndComputesTheOutputSize) {
+  auto tensor = [](std::vector<int64_t> dims, ElementType type = ElementType::kF32) {
+    return Constant(1.0, Shape(type, std::move(dims)));
+  };
+  // 28x28 with a 5x5 kernel, stride (2, 1), padding (1, 0), dilation (1, 2).
+  Value ok = SingleChannelTaps(tensor({4, 1, 28, 28}), tensor({10, 1, 5, 5}), {2, 1}, {1, 0}, {1, 2});
+  EXPECT_EQ(ok.shape().dims, (std::vector<int64_t>{4, 10, 13, 20}));
+  std::string m = MessageOf([&] { SingleChannelTaps(tensor({4, 3, 28, 28}), tensor({10, 3, 5, 5}), {1, 1}, {0, 0}, {1, 1}); });
+  EXPECT_NE(m.find("one input channel"), std::string::npos) << m;
+  EXPECT_NE(m.find("f32[4, 3, 28, 28]"), std::string::npos) << m;
+  m = MessageOf([&] { SingleChannelTaps(tensor({4, 1, 4, 4}), tensor({10, 1, 5, 5}), {1, 1}, {0, 0}, {1, 1}); });
+  EXPECT_NE(m.find("exceeds the padded input"), std::string::npos) << m;
+  MessageOf([&] { SingleChannelTaps(tensor({4, 1, 8, 8}), tensor({10, 1, 3, 3}), {0, 1}, {0, 0}, {1, 1}); });
+  MessageOf([&] { SingleChannelTaps(tensor({4, 1, 8, 8}), tensor({10, 1, 3, 3}), {1}, {0}, {1}); });
+  MessageOf([&] {
+    SingleChannelTaps(tensor({4, 1, 8, 8}), tensor({10, 1, 3, 3}, ElementType::kBF16), {1, 1}, {0, 0}, {1, 1});
+  });
+}
+
 }  // namespace
 }  // namespace torch_xla::ir

@@ -302,55 +302,12 @@ bool UseSingleChannelTaps(const Value& x, const Value& w, const ConvParams& p) {
 }
 
 // conv(x, w) for x [N, 1, s...], w [F, 1, k...] as a sum over the kernel taps of a
-// strided window of x times that tap's F weights: one element-wise fusion, accumulated
-// in f32 for low-precision types as XLA's convolution does.
+// strided window of x times that tap's F weights (ir::SingleChannelTaps: one node when
+// tracing, one element-wise fusion in XLA).
 Value SingleChannelConvolution(const Value& x, const Value& w, const ConvParams& p) {
-  ElementType type = x.shape().type, acc_type = AccumulationType(type);
-  const std::vector<int64_t>& xd = x.shape().dims;
-  const std::vector<int64_t>& wd = w.shape().dims;
-  const int64_t batch = xd[0], features = wd[0];
-  const std::size_t rank = p.n + 2;
-  Value xp = ir::Convert(x, acc_type);
-  bool padded = false;
-  for (int64_t pad : p.padding) padded |= pad != 0;
-  if (padded) {
-    std::vector<int64_t> lo(rank, 0), interior(rank, 0);
-    for (std::size_t i = 0; i < p.n; ++i) lo[i + 2] = p.padding[i];
-    xp = ir::Pad(xp, ir::Constant(0, ir::Shape(acc_type, {})), lo, lo, interior);
-  }
-  std::vector<int64_t> kernel(wd.begin() + 2, wd.end()), out_spatial(p.n);
-  int64_t taps = 1;
-  for (std::size_t i = 0; i < p.n; ++i) {
-    out_spatial[i] = (xp.shape().dims[i + 2] - (kernel[i] - 1) * p.dilation[i] - 1) / p.stride[i] + 1;
-    taps *= kernel[i];
-  }
-  // Weights as [F, taps], in the kernel's row-major tap order.
-  Value wf = ir::Convert(ir::Reshape(w, {features, taps}), acc_type);
-  std::vector<int64_t> out_dims = {batch, features}, window_dims = {batch};
-  std::vector<int64_t> window_to_out = {0};
-  for (std::size_t i = 0; i < p.n; ++i) {
-    out_dims.push_back(out_spatial[i]);
-    window_dims.push_back(out_spatial[i]);
-    window_to_out.push_back(static_cast<int64_t>(i + 2));
-  }
-  Value sum;
-  std::vector<int64_t> tap(p.n, 0);  // the kernel position, last dimension fastest
-  for (int64_t t = 0; t < taps; ++t) {
-    std::vector<int64_t> start(rank, 0), limit = {batch, 1}, strides(rank, 1);
-    for (std::size_t i = 0; i < p.n; ++i) {
-      start[i + 2] = tap[i] * p.dilation[i];
-      limit.push_back(start[i + 2] + (out_spatial[i] - 1) * p.stride[i] + 1);
-      strides[i + 2] = p.stride[i];
-    }
-    Value window = ir::Reshape(ir::Slice(xp, start, limit, strides), window_dims);
-    Value weights = ir::Reshape(ir::Slice(wf, {0, t}, {features, t + 1}, {1, 1}), {features});
-    Value term = Mul(ir::BroadcastInDim(window, out_dims, window_to_out), ir::BroadcastInDim(weights, out_dims, {1}));
-    sum = sum ? Add(sum, term) : term;
-    for (int64_t i = static_cast<int64_t>(p.n) - 1; i >= 0 && ++tap[i] == kernel[i]; --i) tap[i] = 0;
-  }
   // Computed once: XLA would otherwise fuse the whole sum into each consumer (a
   // max-pool reads every element several times).
-  return ir::Materialize(ir::Convert(sum, type));
+  return ir::Materialize(ir::SingleChannelTaps(x, w, p.stride, p.padding, p.dilation));
 }
 
 }  // namespace

@@ -74,6 +74,16 @@ Value Convolution(const Value& lhs, const Value& rhs, const std::vector<int64_t>
                   const std::vector<int64_t>& lhs_dilation, const std::vector<int64_t>& rhs_dilation,
                   int64_t feature_group_count, int64_t batch_group_count);
 
+// A convolution of one input channel as a sum over the kernel taps: for x [N, 1, s...]
+// and w [F, 1, k...] (1 to 3 spatial dimensions), the sum over taps of x's strided
+// window at that tap times the tap's F weights, accumulated in f32 for bf16/f16. One
+// node at trace time; the lowering (lowering/rules_conv.cpp) emits the per-tap slices,
+// products and sums, which XLA fuses into one loop. Result [N, F, out...] with
+//   out = floor((s + 2 * padding - (k - 1) * dilation - 1) / stride) + 1.
+// attrs.ints: [n (spatial rank), stride (n), padding (n), dilation (n)].
+Value SingleChannelTaps(const Value& x, const Value& w, const std::vector<int64_t>& stride,
+                        const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation);
+
 // A convolution that the CPU device runs with PyTorch's own kernel (a host kernel, see
 // runtime/host_kernel.h) instead of XLA's: `what` says which result of a PyTorch
 // convolution (stride, padding, dilation, transposed, output_padding, groups; `n`

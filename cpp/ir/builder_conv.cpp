@@ -9,6 +9,7 @@ namespace {
 
 const OpKind kConvolution = OpKind::Get("stablehlo.convolution");
 const OpKind kHostConvolution = OpKind::Get("xla::host_convolution");
+const OpKind kSingleChannelTaps = OpKind::Get("xla::single_channel_taps");
 
 [[noreturn]] void Fail(const std::string& what) { throw std::invalid_argument("convolution: " + what); }
 
@@ -91,6 +92,36 @@ Value HostConvolution(HostConvolutionResult what, const Value& a, const Value& b
   attrs.ints.push_back(transposed ? 1 : 0);
   attrs.ints.push_back(groups);
   return Value(MakeNode(kHostConvolution, std::vector<Value>{a, b}, Shape(sa.type, result), std::move(attrs)));
+}
+
+Value SingleChannelTaps(const Value& x, const Value& w, const std::vector<int64_t>& stride,
+                        const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation) {
+  const Shape& sx = x.shape();
+  const Shape& sw = w.shape();
+  const std::string shapes = "input " + sx.ToString() + ", kernel " + sw.ToString();
+  if (sx.rank() < 3 || sx.rank() > 5 || sx.rank() != sw.rank())
+    Fail("expected input and kernel of equal rank 3 to 5, got " + shapes);
+  if (sx.type != sw.type) Fail("input and kernel element types differ: " + shapes);
+  if (sx.dims[1] != 1 || sw.dims[1] != 1) Fail("single-channel taps need one input channel, got " + shapes);
+  const std::size_t n = static_cast<std::size_t>(sx.rank() - 2);
+  for (const auto* list : {&stride, &padding, &dilation})
+    if (list->size() != n)
+      Fail("expected " + std::to_string(n) + " values per spatial attribute, got " + DimsToString(*list) + " for " +
+           shapes);
+  std::vector<int64_t> out = {sx.dims[0], sw.dims[0]};
+  for (std::size_t i = 0; i < n; ++i) {
+    if (stride[i] < 1 || dilation[i] < 1 || padding[i] < 0 || sw.dims[i + 2] < 1)
+      Fail("bad stride " + DimsToString(stride) + ", padding " + DimsToString(padding) + " or dilation " +
+           DimsToString(dilation) + " for " + shapes);
+    const int64_t span = (sw.dims[i + 2] - 1) * dilation[i] + 1;
+    const int64_t padded = sx.dims[i + 2] + 2 * padding[i];
+    if (padded < span) Fail("the kernel's extent exceeds the padded input: " + shapes);
+    out.push_back((padded - span) / stride[i] + 1);
+  }
+  Attrs attrs;
+  attrs.ints = {static_cast<int64_t>(n)};
+  for (const auto* list : {&stride, &padding, &dilation}) attrs.ints.insert(attrs.ints.end(), list->begin(), list->end());
+  return Value(MakeNode(kSingleChannelTaps, std::vector<Value>{x, w}, Shape(sx.type, std::move(out)), std::move(attrs)));
 }
 
 }  // namespace torch_xla::ir
