@@ -8,7 +8,6 @@
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "lowering/lowering_context.h"
 #include "runtime/metrics.h"
@@ -32,22 +31,28 @@ struct PostOrderGraph {
 };
 
 PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
+  // Walk numbers mark visited nodes (Node::MarkVisited); one walk at a time.
+  static std::mutex walk_mutex;
+  static uint64_t last_walk = 0;
+  std::lock_guard<std::mutex> walk_lock(walk_mutex);
+  const uint64_t walk = ++last_walk;
+  // The size of the last graph: the next one is usually the same step again.
+  static std::size_t last_size = 0;
   PostOrderGraph g;
-  std::unordered_set<const Node*> visited;
+  g.nodes.reserve(last_size);
   std::unordered_map<const runtime::Buffer*, int> buffer_parameter;
   hash_t h = 0x5eed;
   for (const Value& root : roots) h = ir::HashCombine(h, root.hash());
   // Iterative DFS: (node, next operand to visit).
   std::vector<std::pair<const Node*, std::size_t>> stack;
   for (const Value& root : roots) {
-    if (visited.count(root.node.get())) continue;
+    if (!root.node->MarkVisited(walk)) continue;
     stack.emplace_back(root.node.get(), 0);
-    visited.insert(root.node.get());
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
       if (next < node->operands().size()) {
         const Node* child = node->operand(next++).node.get();
-        if (visited.insert(child).second) stack.emplace_back(child, 0);
+        if (child->MarkVisited(walk)) stack.emplace_back(child, 0);
         continue;
       }
       const Node* done = node;
@@ -70,6 +75,7 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
       }
     }
   }
+  last_size = g.nodes.size();
   g.hash = h;
   g.aliased_output.assign(g.parameters.size(), -1);
   return g;

@@ -69,6 +69,16 @@ class Node {
   // "aten::add(f32[2,3], f32[2,3]) -> f32[2,3]", for error messages and debug dumps.
   std::string ToString() const;
 
+  // Graph walks mark the nodes they reach with their own walk number instead of keeping
+  // a set of visited nodes (a step's graph has thousands; the set allocated per node).
+  // Returns whether the node was not yet marked with `walk`. Walks that mark must not
+  // run concurrently (exec::BuildGraph holds a lock).
+  bool MarkVisited(uint64_t walk) const {
+    if (visited_by_walk_ == walk) return false;
+    visited_by_walk_ = walk;
+    return true;
+  }
+
  private:
   Node(OpKind op, Shape shape, LeafKind kind);
   static std::vector<Shape> SingleShape(Shape shape) {
@@ -86,6 +96,7 @@ class Node {
   LeafKind leaf_kind_ = LeafKind::kNone;
   runtime::BufferPtr buffer_;
   double scalar_ = 0;
+  mutable uint64_t visited_by_walk_ = 0;
 };
 
 inline const Shape& Value::shape() const { return node->shape(index); }
