@@ -13,6 +13,16 @@ const OpKind kSingleChannelTaps = OpKind::Get("xla::single_channel_taps");
 
 [[noreturn]] void Fail(const std::string& what) { throw std::invalid_argument("convolution: " + what); }
 
+// Checks an input and a kernel of the same rank (3 to 5) and element type; returns
+// "input <shape>, kernel <shape>" for the caller's further messages.
+std::string CheckInputAndKernel(const Shape& input, const Shape& kernel) {
+  std::string shapes = "input " + input.ToString() + ", kernel " + kernel.ToString();
+  if (input.rank() < 3 || input.rank() > 5 || input.rank() != kernel.rank())
+    Fail("expected input and kernel of equal rank 3 to 5, got " + shapes);
+  if (input.type != kernel.type) Fail("input and kernel element types differ: " + shapes);
+  return shapes;
+}
+
 }  // namespace
 
 Value Convolution(const Value& lhs, const Value& rhs, const std::vector<int64_t>& window_strides,
@@ -21,10 +31,7 @@ Value Convolution(const Value& lhs, const Value& rhs, const std::vector<int64_t>
                   int64_t feature_group_count, int64_t batch_group_count) {
   const Shape& a = lhs.shape();
   const Shape& b = rhs.shape();
-  const std::string shapes = "input " + a.ToString() + ", kernel " + b.ToString();
-  if (a.rank() < 3 || a.rank() > 5 || a.rank() != b.rank())
-    Fail("expected input and kernel of equal rank 3 to 5, got " + shapes);
-  if (a.type != b.type) Fail("input and kernel element types differ: " + shapes);
+  const std::string shapes = CheckInputAndKernel(a, b);
   const std::size_t n = static_cast<std::size_t>(a.rank() - 2);
   for (const auto* list : {&window_strides, &padding_low, &padding_high, &lhs_dilation, &rhs_dilation})
     if (list->size() != n)
@@ -98,10 +105,7 @@ Value SingleChannelTaps(const Value& x, const Value& w, const std::vector<int64_
                         const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation) {
   const Shape& sx = x.shape();
   const Shape& sw = w.shape();
-  const std::string shapes = "input " + sx.ToString() + ", kernel " + sw.ToString();
-  if (sx.rank() < 3 || sx.rank() > 5 || sx.rank() != sw.rank())
-    Fail("expected input and kernel of equal rank 3 to 5, got " + shapes);
-  if (sx.type != sw.type) Fail("input and kernel element types differ: " + shapes);
+  const std::string shapes = CheckInputAndKernel(sx, sw);
   if (sx.dims[1] != 1 || sw.dims[1] != 1) Fail("single-channel taps need one input channel, got " + shapes);
   const std::size_t n = static_cast<std::size_t>(sx.rank() - 2);
   for (const auto* list : {&stride, &padding, &dilation})
