@@ -39,6 +39,8 @@ cdef extern from "aten/api.h" namespace "torch_xla":
     void SetRngState(uint64_t seed, int ordinal) except +
     uint64_t GetRngState(int ordinal) except +
     pair[int64_t, int64_t] MemoryInfo(int ordinal) except +
+    void SetHostConvolution(const string& mode) except +
+    string HostConvolution() except +
 
 cdef extern from "python_tensors.h" namespace "torch_xla::python":
     string GetStableHlo(PyObject* tensors) except +
@@ -80,6 +82,12 @@ def _xla_get_rng_state(int device):
 def _xla_memory_info(int device):
     cdef pair[int64_t, int64_t] info = MemoryInfo(device)
     return (info.first, info.second)
+
+def _xla_set_host_convolution(str mode):
+    SetHostConvolution(mode.encode())
+
+def _xla_host_convolution():
+    return HostConvolution().decode()
 
 def _xla_metrics_report():
     return Report().decode()

@@ -3,7 +3,12 @@
 // test and shuts it down after all of them.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -475,6 +480,98 @@ TEST(HostKernelTest, KernelExceptionFailsTheExecutionWithItsMessage) {
 
 TEST(HostKernelTest, CompileOfAnUnregisteredTargetFails) {
   EXPECT_THROW(Client::Get().Compile(HostCallModule("test_never_registered")), RuntimeError);
+}
+
+// ---- HostParallel: a kernel's parts on the graph's compute threads ----
+
+constexpr int kParts = 8;
+std::array<std::atomic<int>, kParts> g_part_runs;
+std::mutex g_part_mutex;
+std::set<std::thread::id> g_part_threads;  // guarded by g_part_mutex
+std::atomic<int64_t> g_thread_count{0};
+
+// out = operand, computed in kParts parts that each record their thread and take a
+// while, so that idle pool threads get to claim some.
+void CopyInParts(const HostKernelCall& call) {
+  const HostBuffer& in = call.operands.at(0);
+  const HostBuffer& out = call.results.at(0);
+  g_thread_count = call.parallel.thread_count();
+  call.parallel.For(kParts, [&](int64_t part) {
+    g_part_runs[part]++;
+    {
+      std::lock_guard<std::mutex> lock(g_part_mutex);
+      g_part_threads.insert(std::this_thread::get_id());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (part == 0)
+      for (int64_t i = 0; i < 6; ++i) static_cast<float*>(out.data)[i] = static_cast<const float*>(in.data)[i];
+  });
+}
+
+void FailOnePart(const HostKernelCall& call) {
+  call.parallel.For(4, [](int64_t part) {
+    if (part == 2) throw std::runtime_error("part 2 of 4 failed");
+  });
+}
+
+TEST(HostParallelTest, EveryPartRunsOnceOnThePoolThreads) {
+  Client& client = Client::Get();
+  RegisterHostKernel(client.api(), "test_copy_in_parts", HostKernelHandler<CopyInParts>);
+  ExecutablePtr exe = client.Compile(HostCallModule("test_copy_in_parts"));
+  for (auto& runs : g_part_runs) runs = 0;
+  g_part_threads.clear();
+  BufferPtr a = Upload<float>({1, 2, 3, 4, 5, 6}, ElementType::kF32, {2, 3});
+  EXPECT_EQ(Read<float>(*client.Execute(*exe, {{a.get()}}, {0})[0][0]), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  for (int part = 0; part < kParts; ++part) EXPECT_EQ(g_part_runs[part], 1) << "part " << part;
+  // The CPU plugin's pool has a thread per device at least; with 8 parts of 5 ms, more
+  // than one of its threads takes part.
+  EXPECT_GE(g_thread_count, kDevices);
+  EXPECT_GE(g_part_threads.size(), 2u);
+}
+
+TEST(HostParallelTest, ConcurrentSplittingKernelsComplete) {
+  // Two independent calls, which XLA may run at once on two pool threads, each waiting
+  // for parts that the other thread's pool tasks could not start: the callers run them.
+  Client& client = Client::Get();
+  RegisterHostKernel(client.api(), "test_copy_in_parts_twice", HostKernelHandler<CopyInParts>);
+  ExecutablePtr exe = client.Compile(R"(
+module @two_calls {
+  func.func public @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %0 = "stablehlo.custom_call"(%a) {call_target_name = "test_copy_in_parts_twice", api_version = 4 : i32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %1 = "stablehlo.custom_call"(%b) {call_target_name = "test_copy_in_parts_twice", api_version = 4 : i32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %2 = "stablehlo.subtract"(%0, %1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    return %2 : tensor<2x3xf32>
+  }
+}
+)");
+  BufferPtr a = Upload<float>({1, 2, 3, 4, 5, 6}, ElementType::kF32, {2, 3});
+  BufferPtr b = Upload<float>({6, 5, 4, 3, 2, 1}, ElementType::kF32, {2, 3});
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(Read<float>(*client.Execute(*exe, {{a.get(), b.get()}}, {0})[0][0]),
+              (std::vector<float>{-5, -3, -1, 1, 3, 5}));
+}
+
+TEST(HostParallelTest, ExceptionOfAPartFailsTheExecution) {
+  Client& client = Client::Get();
+  RegisterHostKernel(client.api(), "test_fail_one_part", HostKernelHandler<FailOnePart>);
+  ExecutablePtr exe = client.Compile(HostCallModule("test_fail_one_part"));
+  BufferPtr a = Upload<float>({1, 2, 3, 4, 5, 6}, ElementType::kF32, {2, 3});
+  try {
+    auto outputs = client.Execute(*exe, {{a.get()}}, {0});
+    outputs[0][0]->Await();
+    FAIL() << "the execution did not fail";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("part 2 of 4 failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HostParallelTest, WithoutAPoolPartsRunOnTheCallingThread) {
+  HostParallel parallel;
+  EXPECT_EQ(parallel.thread_count(), 1);
+  std::vector<std::thread::id> threads(5);
+  parallel.For(5, [&](int64_t part) { threads[part] = std::this_thread::get_id(); });
+  for (const auto& id : threads) EXPECT_EQ(id, std::this_thread::get_id());
+  EXPECT_THROW(parallel.For(2, [](int64_t) { throw std::invalid_argument("x"); }), std::invalid_argument);
 }
 
 }  // namespace

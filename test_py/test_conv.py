@@ -1,8 +1,10 @@
-"""Convolution forward/backward on the XLA device against eager CPU.
+"""Convolution forward/backward on the XLA device against eager CPU, in XLA's own forms.
 
 PyTorch routes convolution on the XLA backend to convolution_overrideable and
 convolution_backward_overrideable; both must run lowered (xla:: counters), never through
-the CPU fallback (aten:: counters).
+the CPU fallback (aten:: counters). On the CPU device most float32 convolutions run as
+host kernels by default (test_host_convolution.py, which reuses the cases below); this
+module turns them off, so that it checks the lowering every other device and dtype uses.
 """
 import pytest
 import torch
@@ -12,6 +14,14 @@ import torch_xla
 import torch_xla.core.xla_model as xm
 
 dev = xm.xla_device()
+
+
+@pytest.fixture(autouse=True)
+def xla_convolutions():
+    before = torch_xla._XLAC._xla_host_convolution()
+    torch_xla._XLAC._xla_set_host_convolution('0')
+    yield
+    torch_xla._XLAC._xla_set_host_convolution(before)
 
 
 def counter(name):

@@ -1,73 +1,219 @@
 """Convolutions run by PyTorch's CPU kernel inside the compiled graph (a host kernel
-called through XLA's FFI; $XLA_HOST_CONVOLUTION=1, aten/host_convolution.h). The test
-suite's own process keeps XLA's convolution, so these run in a child process."""
+called through XLA's FFI, its batch split over XLA's compute threads;
+aten/host_convolution.h), against eager CPU: the default `auto` mode, the `1` mode that
+runs every convolution this way, the choices `auto` makes, and the mode's errors."""
 import os
 import subprocess
 import sys
-import textwrap
 
-CHILD = textwrap.dedent('''
-    import torch, torch.nn.functional as F
-    import torch_xla, torch_xla.core.xla_model as xm, torch_xla.debug.metrics as met
-    dev = xm.xla_device()
-    cases = [
-        # (input size, weight size, kwargs, transposed)
-        ((4, 3, 10, 9), (5, 3, 3, 3), dict(), False),
-        ((2, 4, 11, 11), (6, 2, 3, 2), dict(stride=2, padding=1, dilation=2, groups=2), False),
-        ((3, 2, 17), (4, 2, 5), dict(stride=3, padding=2), False),
-        ((2, 2, 5, 6, 4), (3, 2, 2, 3, 2), dict(padding=1), False),
-        ((2, 6, 5, 5), (6, 2, 3, 3), dict(stride=2, padding=1, output_padding=1, groups=2), True),
-    ]
-    tolerances = {torch.float32: 1e-5, torch.float64: 1e-12, torch.bfloat16: 2e-2}
-    checked = 0
-    for dtype, tol in tolerances.items():
-        for x_size, w_size, kw, transposed in cases:
-            torch.manual_seed(0)
-            x = torch.randn(x_size, dtype=dtype)
-            w = torch.randn(w_size, dtype=dtype)
-            b = torch.randn(w_size[1] * kw.get('groups', 1) if transposed else w_size[0], dtype=dtype)
-            nd = len(x_size) - 2
-            fn = {(1, False): F.conv1d, (2, False): F.conv2d, (3, False): F.conv3d,
-                  (2, True): F.conv_transpose2d}[(nd, transposed)]
-            def run(device):
-                xs = x.detach().to(device).requires_grad_()
-                ws = w.detach().to(device).requires_grad_()
-                bs = b.detach().to(device).requires_grad_()
-                y = fn(xs, ws, bs, **kw)
-                g = torch.linspace(-1, 1, y.numel(), dtype=dtype).reshape(y.shape).to(device)
-                (y * g).sum().backward()
-                return [t.detach().cpu() for t in (y, xs.grad, ws.grad, bs.grad)]
-            want = run('cpu')
-            got = run(dev)
-            for name, a, e in zip(('output', 'grad_input', 'grad_weight', 'grad_bias'), got, want):
-                assert a.dtype == e.dtype, (name, a.dtype, e.dtype)
-                torch.testing.assert_close(a, e, rtol=tol, atol=tol * max(1.0, e.abs().max().item()),
-                                           msg=lambda m: f'{dtype} {x_size} {w_size} {kw} {name}: {m}')
-                checked += 1
-    y = F.conv2d(torch.randn(1, 1, 5, 5).to(dev), torch.randn(2, 1, 3, 3).to(dev))
-    text = torch_xla._get_stablehlo([y])
-    assert 'torch_xla_host_convolution' in text and 'stablehlo.convolution' not in text, text
-    print(checked, met.counter_value('HostConvolutionRun'), met.counter_value('aten::convolution_backward') or 0)
-''')
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_xla
+import torch_xla.core.xla_model as xm
+import torch_xla.debug.metrics as met
+from test_conv import CONV2D_CASES, TRANSPOSED_CASES
+
+dev = xm.xla_device()
+HOST_TARGET = 'torch_xla_host_convolution'
 
 
-def test_host_convolution_matches_eager_forward_and_backward():
-  env = dict(os.environ, XLA_HOST_CONVOLUTION='1')
-  result = subprocess.run([sys.executable, '-c', CHILD], env=env, capture_output=True, text=True, timeout=600)
-  assert result.returncode == 0, result.stdout + result.stderr
-  checked, runs, fallbacks = result.stdout.split()
-  assert int(checked) == 3 * 5 * 4
-  # forward, grad_input and grad_weight of each case ran as host kernels
-  assert int(runs) >= 3 * 5 * 3
-  assert fallbacks == '0'
+@pytest.fixture
+def mode(request):
+    """Sets the host convolution mode named by the test's parameter, restores it after."""
+    before = torch_xla._XLAC._xla_host_convolution()
+    torch_xla._XLAC._xla_set_host_convolution(request.param)
+    yield request.param
+    torch_xla._XLAC._xla_set_host_convolution(before)
 
 
-def test_xla_convolution_is_the_default():
-  import torch
-  import torch.nn.functional as F
-  import torch_xla
-  import torch_xla.core.xla_model as xm
-  dev = xm.xla_device()
-  y = F.conv2d(torch.randn(1, 2, 5, 5).to(dev), torch.randn(2, 2, 3, 3).to(dev))
-  text = torch_xla._get_stablehlo([y])
-  assert 'stablehlo.convolution' in text and 'torch_xla_host_convolution' not in text
+def host_runs():
+    return met.counter_value('HostConvolutionRun') or 0
+
+
+def check_against_eager(conv, x, w, b, dtype, tol):
+    """conv(x, w, b) forward and its three gradients on the device against eager CPU;
+    returns how many host convolutions ran."""
+    before = host_runs()
+
+    def run(device):
+        xs = x.to(dtype).to(device).detach().requires_grad_()
+        ws = w.to(dtype).to(device).detach().requires_grad_()
+        bs = None if b is None else b.to(dtype).to(device).detach().requires_grad_()
+        y = conv(xs, ws, bs)
+        # A non-uniform upstream gradient, so every position is checked.
+        g = torch.linspace(-1, 1, y.numel()).reshape(y.shape).to(dtype).to(device)
+        y.backward(g)
+        return [t.detach().cpu() for t in [y, xs.grad, ws.grad] + ([] if bs is None else [bs.grad])]
+
+    want = run('cpu')
+    got = run(dev)
+    for name, a, e in zip(('output', 'grad_input', 'grad_weight', 'grad_bias'), got, want):
+        assert a.dtype == e.dtype and a.shape == e.shape, name
+        torch.testing.assert_close(a, e, rtol=tol, atol=tol * max(1.0, e.abs().max().item()),
+                                   msg=lambda m: f'{name}: {m}')
+    return host_runs() - before
+
+
+def conv2d_case(case):
+    n, cin, h, w_, cout, k, kw, bias = case
+    groups = kw.get('groups', 1)
+    ks = k if isinstance(k, tuple) else (k, k)
+    torch.manual_seed(0)
+    x, w = torch.randn(n, cin, h, w_), torch.randn(cout, cin // groups, *ks)
+    return (lambda x, w, b: F.conv2d(x, w, b, **kw)), x, w, (torch.randn(cout) if bias else None)
+
+
+def transposed_case(case):
+    n, cin, h, w_, cout, k, kw, bias = case
+    groups = kw.get('groups', 1)
+    torch.manual_seed(1)
+    x, w = torch.randn(n, cin, h, w_), torch.randn(cin, cout // groups, k, k)
+    return (lambda x, w, b: F.conv_transpose2d(x, w, b, **kw)), x, w, (torch.randn(cout) if bias else None)
+
+
+OTHER_RANKS = [
+    ('conv1d', lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1), (3, 4, 20), (6, 4, 3)),
+    ('conv1d_groups', lambda x, w, b: F.conv1d(x, w, b, dilation=3, padding=2, groups=2), (3, 4, 20), (6, 2, 3)),
+    ('conv3d', lambda x, w, b: F.conv3d(x, w, b, padding=1), (2, 4, 6, 7, 5), (4, 4, 3, 3, 3)),
+    ('conv_transpose3d', lambda x, w, b: F.conv_transpose3d(x, w, b, stride=2, padding=1, groups=2),
+     (1, 4, 3, 4, 3), (4, 2, 3, 3, 3)),
+    # odd batch: the parts have different sizes
+    ('conv2d_batch5', lambda x, w, b: F.conv2d(x, w, b, padding=1), (5, 16, 9, 9), (32, 16, 3, 3)),
+]
+
+
+@pytest.mark.parametrize('mode', ['auto'], indirect=True)
+@pytest.mark.parametrize('case', CONV2D_CASES, ids=lambda c: f'{c[:6]}-{c[6]}-bias{c[7]}')
+def test_auto_mode_conv2d_matches_eager(mode, case):
+    assert check_against_eager(*conv2d_case(case), torch.float32, 1e-4) >= 2
+
+
+@pytest.mark.parametrize('mode', ['auto'], indirect=True)
+@pytest.mark.parametrize('case', TRANSPOSED_CASES, ids=lambda c: f'{c[:6]}-{c[6]}-bias{c[7]}')
+def test_auto_mode_conv_transpose2d_matches_eager(mode, case):
+    assert check_against_eager(*transposed_case(case), torch.float32, 1e-4) >= 2
+
+
+@pytest.mark.parametrize('mode', ['auto'], indirect=True)
+@pytest.mark.parametrize('case', OTHER_RANKS, ids=lambda c: c[0])
+def test_auto_mode_other_ranks_match_eager(mode, case):
+    _, conv, xs, ws = case
+    torch.manual_seed(2)
+    x, w = torch.randn(xs), torch.randn(ws)
+    b = torch.randn(ws[1] * 2 if 'transpose' in case[0] else ws[0])
+    assert check_against_eager(conv, x, w, b, torch.float32, 1e-4) == 3
+
+
+@pytest.mark.parametrize('mode', ['1'], indirect=True)
+@pytest.mark.parametrize('dtype,tol', [(torch.float32, 1e-5), (torch.float64, 1e-12), (torch.bfloat16, 2e-2)],
+                         ids=['float32', 'float64', 'bfloat16'])
+@pytest.mark.parametrize('case', OTHER_RANKS + [
+    ('conv2d_single_channel', lambda x, w, b: F.conv2d(x, w, b), (4, 1, 12, 12), (6, 1, 5, 5)),
+    ('conv2d_strided_groups', lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, dilation=2, groups=2),
+     (2, 4, 11, 11), (6, 2, 3, 2)),
+], ids=lambda c: c[0])
+def test_mode_1_runs_every_convolution_on_the_host(mode, dtype, tol, case):
+    _, conv, xs, ws = case
+    torch.manual_seed(3)
+    x, w = torch.randn(xs), torch.randn(ws)
+    b = torch.randn(ws[1] * 2 if 'transpose' in case[0] else ws[0])
+    assert check_against_eager(conv, x, w, b, dtype, tol) == 3
+
+
+def pending_hlo(fn, *shapes, dtype=torch.float32):
+    tensors = [torch.randn(s, dtype=dtype, device=dev) for s in shapes]
+    return torch_xla._get_stablehlo([fn(*tensors)])
+
+
+def forward(x, w):
+    return F.conv2d(x, w)
+
+
+def weight_grad(x, w):
+    dy = torch.ones(F.conv2d(x.cpu(), w.cpu()).shape, dtype=x.dtype, device=dev)
+    return torch.ops.aten.convolution_backward(dy, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                                               [False, True, False])[1]
+
+
+def input_grad(x, w):
+    dy = torch.ones(F.conv2d(x.cpu(), w.cpu()).shape, dtype=x.dtype, device=dev)
+    return torch.ops.aten.convolution_backward(dy, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                                               [True, False, False])[0]
+
+
+@pytest.mark.parametrize('mode', ['auto'], indirect=True)
+def test_auto_mode_choices(mode):
+    def on_host(fn, *shapes, dtype=torch.float32):
+        hlo = pending_hlo(fn, *shapes, dtype=dtype)
+        assert (HOST_TARGET in hlo) != ('stablehlo.convolution' in hlo), hlo
+        return HOST_TARGET in hlo
+
+    assert on_host(forward, (2, 10, 12, 12), (20, 10, 5, 5))
+    assert on_host(input_grad, (2, 10, 12, 12), (20, 10, 5, 5))
+    # Channel blocks of 16 mostly padding (10 -> 20): XLA's weight gradient measured faster.
+    assert not on_host(weight_grad, (2, 10, 12, 12), (20, 10, 5, 5))
+    assert on_host(weight_grad, (2, 16, 12, 12), (32, 16, 5, 5))
+    assert on_host(weight_grad, (2, 3, 12, 12), (20, 3, 5, 5))  # few input channels
+    # float64 and bfloat16 keep XLA's convolution.
+    assert not on_host(forward, (2, 10, 12, 12), (20, 10, 5, 5), dtype=torch.float64)
+    assert not on_host(forward, (2, 10, 12, 12), (20, 10, 5, 5), dtype=torch.bfloat16)
+    # One input channel and few taps: neither, the sum over taps.
+    hlo = pending_hlo(forward, (2, 1, 12, 12), (4, 1, 5, 5))
+    assert HOST_TARGET not in hlo and 'stablehlo.convolution' not in hlo
+    # Grouped weight gradients run on the host whatever the blocks.
+    x, w = torch.randn(2, 8, 9, 9, device=dev), torch.randn(8, 2, 3, 3, device=dev)
+    dy = torch.ones(2, 8, 7, 7, device=dev)
+    gw = torch.ops.aten.convolution_backward(dy, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 4,
+                                             [False, True, False])[1]
+    assert HOST_TARGET in torch_xla._get_stablehlo([gw])
+
+
+@pytest.mark.parametrize('mode', ['0'], indirect=True)
+def test_mode_0_keeps_xla_convolution(mode):
+    for fn in (forward, input_grad, weight_grad):
+        hlo = pending_hlo(fn, (2, 16, 12, 12), (32, 16, 5, 5))
+        assert HOST_TARGET not in hlo
+        # (this input gradient is XLA's matrix product and overlap-add, test_conv.py)
+        assert ('stablehlo.convolution' in hlo) == (fn is not input_grad)
+
+
+def test_default_mode_is_auto_and_names_are_checked():
+    assert torch_xla._XLAC._xla_host_convolution() == 'auto'
+    for name in ('1', '0', 'auto'):
+        torch_xla._XLAC._xla_set_host_convolution(name)
+        assert torch_xla._XLAC._xla_host_convolution() == name
+    with pytest.raises(ValueError, match="auto, 1 or 0, got 'on'"):
+        torch_xla._XLAC._xla_set_host_convolution('on')
+    assert torch_xla._XLAC._xla_host_convolution() == 'auto'
+
+
+@pytest.mark.parametrize('mode', ['auto'], indirect=True)
+def test_main_thread_keeps_its_thread_count(mode):
+    # The parts run single-threaded (per-thread settings); the calling thread, which can
+    # run a part itself, gets its own count back.
+    threads = torch.get_num_threads()
+    x = torch.randn(8, 16, 10, 10, device=dev, requires_grad=True)
+    w = torch.randn(16, 16, 3, 3, device=dev, requires_grad=True)
+    F.conv2d(x, w).sum().backward()
+    xm.mark_step()
+    xm.wait_device_ops()
+    assert torch.get_num_threads() == threads
+    a = torch.randn(256, 256)
+    torch.testing.assert_close(a @ a, (a.double() @ a.double()).float(), rtol=1e-4, atol=1e-3)
+
+
+def test_bad_environment_value_fails_the_convolution_with_its_name():
+    child = ('import torch, torch.nn.functional as F, torch_xla.core.xla_model as xm\n'
+             'd = xm.xla_device()\n'
+             'try:\n'
+             '    F.conv2d(torch.randn(1, 2, 5, 5, device=d), torch.randn(3, 2, 3, 3, device=d))\n'
+             'except RuntimeError as e:\n'
+             '    print("raised:", e)\n'
+             'print(F.linear(torch.ones(1, 2, device=d), torch.ones(3, 2, device=d)).sum().item())\n')
+    env = dict(os.environ, XLA_HOST_CONVOLUTION='yes')
+    result = subprocess.run([sys.executable, '-c', child], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "raised: convolution: XLA_HOST_CONVOLUTION must be auto, 1 or 0, got 'yes'" in result.stdout
+    assert result.stdout.strip().endswith('6.0')

@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include "aten/bridge.h"
+#include "aten/host_convolution.h"
 #include "exec/graph_executor.h"
 #include "tensor/rng_state.h"
 
@@ -41,5 +42,9 @@ std::pair<int64_t, int64_t> MemoryInfo(int ordinal) {
   runtime::MemoryInfo info = runtime::Client::Get().GetMemoryInfo(OrdinalOf(XlaDeviceOf(ordinal)));
   return {info.bytes_in_use, info.bytes_limit};
 }
+
+void SetHostConvolution(const std::string& mode) { SetHostConvolutionMode(mode); }
+
+std::string HostConvolution() { return HostConvolutionModeName(GetHostConvolutionMode()); }
 
 }  // namespace torch_xla

@@ -32,4 +32,11 @@ uint64_t GetRngState(int ordinal);
 // (bytes in use, bytes limit) of a device.
 std::pair<int64_t, int64_t> MemoryInfo(int ordinal);
 
+// Which convolutions on the CPU device run PyTorch's own CPU kernels inside the graph:
+// "auto", "1" (all) or "0" (none), as $XLA_HOST_CONVOLUTION (aten/host_convolution.h).
+// Applies to convolutions traced from then on; throws std::invalid_argument for another
+// name.
+void SetHostConvolution(const std::string& mode);
+std::string HostConvolution();
+
 }  // namespace torch_xla

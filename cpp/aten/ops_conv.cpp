@@ -7,8 +7,8 @@
 //   grad_weight       conv(x^T, dy^T) with window strides = dilation, rhs dilation =
 //                     stride and batch_group_count = groups
 //   transposed conv   the grad_input of the plain convolution with the same weight.
-// With $XLA_HOST_CONVOLUTION=1 the CPU device runs the three as host kernels, PyTorch's
-// CPU convolution inside the graph (aten/host_convolution.h).
+// On the CPU device most of them run as host kernels instead, PyTorch's CPU convolution
+// inside the graph (aten/host_convolution.h says which).
 #include <ATen/ATen.h>
 
 #include "XLANativeFunctions.h"
@@ -269,6 +269,10 @@ std::vector<int64_t> NonFeatureDims(std::size_t n) {
 }
 
 
+int64_t OutChannels(const at::Tensor& weight, const ConvParams& p) {
+  return p.transposed ? weight.size(1) * p.groups : weight.size(0);
+}
+
 // The size of the output of the convolution of `input` with `weight`.
 std::vector<int64_t> ForwardSizes(const at::Tensor& input, const at::Tensor& weight, const ConvParams& p) {
   std::vector<int64_t> sizes = {input.size(0), p.transposed ? weight.size(1) * p.groups : weight.size(0)};
@@ -322,13 +326,17 @@ at::Tensor XLANativeFunctions::convolution_overrideable(const at::Tensor& input,
   const at::Tensor* b = bias.has_value() && bias->defined() ? &*bias : nullptr;
   ConvParams p = Validate(op, input, weight, b, stride, padding, dilation, transposed, output_padding, groups);
   int device = b ? CommonDevice({&input, &weight, b}, op) : CommonDevice({&input, &weight}, op);
+  const int64_t in_channels = input.size(1), out_channels = OutChannels(weight, p);
   Value x = GetXlaTensor(input, op)->GetIrValue();
   Value w = GetXlaTensor(weight, op)->GetIrValue();
   Value out = Checked(op, [&] {
-    if (UseHostConvolution(input.scalar_type()))
+    // Taps fuse with what follows and measured as fast as the host kernel.
+    if (UseSingleChannelTaps(x, w, p) && GetHostConvolutionMode() != HostConvolutionMode::kAlways)
+      return SingleChannelConvolution(x, w, p);
+    if (UseHostConvolution(ir::HostConvolutionResult::kForward, input.scalar_type(), in_channels, out_channels,
+                           p.groups))
       return ir::HostConvolution(ir::HostConvolutionResult::kForward, x, w, ForwardSizes(input, weight, p), p.stride,
                                  p.padding, p.dilation, p.output_padding, p.transposed, p.groups);
-    if (UseSingleChannelTaps(x, w, p)) return SingleChannelConvolution(x, w, p);
     if (!p.transposed) return ir::Convolution(x, w, p.stride, p.padding, p.padding, Ones(p.n), p.dilation, p.groups, 1);
     std::vector<int64_t> out_spatial(p.n);
     for (std::size_t i = 0; i < p.n; ++i)
@@ -353,6 +361,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::convolution_b
   const char* op = "convolution_backward";
   ConvParams p = Validate(op, input, weight, nullptr, stride, padding, dilation, transposed, output_padding, groups);
   int device = CommonDevice({&grad_output, &input, &weight}, op);
+  const int64_t in_channels = input.size(1), out_channels = OutChannels(weight, p);
   // The forward output's shape, which grad_output must have.
   std::vector<int64_t> expected = ForwardSizes(input, weight, p);
   TORCH_CHECK(grad_output.sizes().vec() == expected, op, ": expected grad_output of size ", ListString(expected),
@@ -365,14 +374,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::convolution_b
   Value w = GetXlaTensor(weight, op)->GetIrValue();
   at::Tensor grad_input, grad_weight, grad_bias;
   // With host convolutions on, PyTorch's kernel computes both gradients inside the graph.
-  const bool on_host = UseHostConvolution(input.scalar_type());
   auto host = [&](ir::HostConvolutionResult what, const Value& b, const at::Tensor& like) {
     return ir::HostConvolution(what, dy, b, like.sizes().vec(), p.stride, p.padding, p.dilation, p.output_padding,
                                p.transposed, p.groups);
   };
   if (output_mask[0]) {
     Value gi = Checked(op, [&] {
-      if (on_host) return host(ir::HostConvolutionResult::kGradInput, w, input);
+      if (UseHostConvolution(ir::HostConvolutionResult::kGradInput, input.scalar_type(), in_channels, out_channels,
+                             p.groups))
+        return host(ir::HostConvolutionResult::kGradInput, w, input);
       if (!p.transposed) return InputGrad(dy, w, Spatial(x), p);
       Value g = ir::Convolution(dy, w, p.stride, p.padding, p.padding, Ones(p.n), p.dilation, p.groups, 1);
       return CropTo(g, Spatial(x));
@@ -381,7 +391,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::convolution_b
   }
   if (output_mask[1]) {
     Value gw = Checked(op, [&] {
-      if (on_host) return host(ir::HostConvolutionResult::kGradWeight, x, weight);
+      if (UseHostConvolution(ir::HostConvolutionResult::kGradWeight, input.scalar_type(), in_channels, out_channels,
+                             p.groups))
+        return host(ir::HostConvolutionResult::kGradWeight, x, weight);
       return p.transposed ? WeightGrad(dy, x, Spatial(w), p) : WeightGrad(x, dy, Spatial(w), p);
     });
     grad_weight = AtenFromIr(gw, device);

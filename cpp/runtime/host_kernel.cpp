@@ -6,108 +6,9 @@
 
 #include "runtime/client.h"
 #include "runtime/pjrt_call.h"
+#include "runtime/xla_ffi_abi.h"
 
-// The subset of XLA's FFI C ABI (xla/ffi/api/c_api.h, API major version 0) that host
-// kernels use. Every struct starts with its size; the layouts are those of the FFI
-// version with execution stages and handler metadata, which the CPU plugin implements.
 extern "C" {
-
-struct XLA_FFI_Extension_Base {
-  std::size_t struct_size;
-  int type;  // 1: handler metadata query
-  XLA_FFI_Extension_Base* next;
-};
-
-struct XLA_FFI_Api_Version {
-  std::size_t struct_size;
-  XLA_FFI_Extension_Base* extension_start;
-  int major_version;
-  int minor_version;
-};
-
-struct XLA_FFI_Error_Create_Args {
-  std::size_t struct_size;
-  XLA_FFI_Extension_Base* extension_start;
-  const char* message;
-  int errc;  // XLA_FFI_Error_Code
-};
-
-struct XLA_FFI_Api {
-  std::size_t struct_size;
-  XLA_FFI_Extension_Base* extension_start;
-  XLA_FFI_Api_Version api_version;
-  void* internal_api;
-  XLA_FFI_Error* (*XLA_FFI_Error_Create)(XLA_FFI_Error_Create_Args* args);
-  // further entries are not used
-};
-
-struct XLA_FFI_Metadata {
-  std::size_t struct_size;
-  XLA_FFI_Api_Version api_version;
-  uint32_t traits;
-};
-
-struct XLA_FFI_Metadata_Extension {
-  XLA_FFI_Extension_Base extension_base;
-  XLA_FFI_Metadata* metadata;
-};
-
-struct XLA_FFI_Buffer {
-  std::size_t struct_size;
-  XLA_FFI_Extension_Base* extension_start;
-  int dtype;  // XLA_FFI_DataType (the values of xla::PrimitiveType)
-  void* data;
-  int64_t rank;
-  int64_t* dims;
-};
-
-struct XLA_FFI_ByteSpan {
-  const char* ptr;
-  std::size_t len;
-};
-
-struct XLA_FFI_Array {
-  int dtype;
-  std::size_t size;
-  void* data;
-};
-
-struct XLA_FFI_Args {
-  std::size_t struct_size;
-  XLA_FFI_Extension_Base* extension_start;
-  int64_t size;
-  int* types;  // 1: buffer
-  void** args;
-};
-
-struct XLA_FFI_Rets {
-  std::size_t struct_size;
-  XLA_FFI_Extension_Base* extension_start;
-  int64_t size;
-  int* types;  // 1: buffer
-  void** rets;
-};
-
-struct XLA_FFI_Attrs {
-  std::size_t struct_size;
-  XLA_FFI_Extension_Base* extension_start;
-  int64_t size;
-  int* types;  // 1: array, 2: dictionary, 3: scalar, 4: string
-  XLA_FFI_ByteSpan** names;
-  void** attrs;
-};
-
-struct XLA_FFI_CallFrame {
-  std::size_t struct_size;
-  XLA_FFI_Extension_Base* extension_start;
-  const XLA_FFI_Api* api;
-  void* ctx;
-  int stage;
-  XLA_FFI_Args args;
-  XLA_FFI_Rets rets;
-  XLA_FFI_Attrs attrs;
-  void* future;
-};
 
 // The PJRT FFI extension (xla/pjrt/c/pjrt_c_api_ffi_extension.h).
 struct PJRT_FFI_Register_Handler_Args {
@@ -198,6 +99,7 @@ XLA_FFI_Error* RunHostKernel(XLA_FFI_CallFrame* frame, HostKernel kernel) {
   }
   if (frame->stage != kExecuteStage) return nullptr;
   HostKernelCall call;
+  call.parallel = HostParallel(frame->api, frame->ctx);
   if (!DecodeBuffers(frame->args.size, frame->args.types, frame->args.args, &call.operands) ||
       !DecodeBuffers(frame->rets.size, frame->rets.types, frame->rets.rets, &call.results))
     return MakeError(frame, kErrorInvalidArgument, "host kernel: operands and results must be dense buffers");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/element_type.h"
+#include "runtime/host_parallel.h"
 
 struct PJRT_Api;
 struct XLA_FFI_CallFrame;
@@ -31,6 +32,8 @@ struct HostKernelCall {
   std::vector<HostBuffer> operands;
   std::vector<HostBuffer> results;
   std::vector<int64_t> config;
+  // The graph's compute threads, for a kernel that splits its work.
+  HostParallel parallel;
 };
 
 // Computes `call.results` from `call.operands`. A thrown exception fails the execution
