@@ -9,36 +9,13 @@ import os
 import sys
 
 import torch
-import torch.nn as nn
-import torch.optim as optim
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
 import torch_xla  # noqa: E402
-from common import compare_training, report  # noqa: E402
+from common import classifier_step, compare_training, report  # noqa: E402
 from mnist_model import MNIST  # noqa: E402
-
-
-def make_step(batch):
-
-  def build(device):
-    torch.manual_seed(0)
-    model = MNIST().train().to(device)
-    opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
-    loss_fn = nn.NLLLoss()
-    data = torch.randn(batch, 1, 28, 28)
-    target = torch.randint(0, 10, (batch,))
-
-    def step():
-      opt.zero_grad()
-      loss = loss_fn(model(data.to(device)), target.to(device))
-      loss.backward()
-      opt.step()
-
-    return step
-
-  return build
 
 
 def main():
@@ -47,9 +24,8 @@ def main():
   parser.add_argument('--batch', type=int, default=128)
   args = parser.parse_args()
   torch.set_num_threads(os.cpu_count())
-  build = make_step(args.batch)
   row = {'bench': 'mnist', 'batch': args.batch}
-  row.update(compare_training(build, args.steps))
+  row.update(compare_training(classifier_step(MNIST, (args.batch, 1, 28, 28), 10), args.steps))
   report([row])
 
 

@@ -31,6 +31,32 @@ def _fmt(v):
   return '{:.3f}'.format(v) if isinstance(v, float) else str(v)
 
 
+def classifier_step(model_class, input_size, classes):
+  """make_step for compare_training: model_class() trained on one fixed batch of
+  `input_size` (batch first) with `classes` labels, NLL loss, SGD with momentum."""
+  import torch
+  import torch.nn as nn
+  import torch.optim as optim
+
+  def build(device):
+    torch.manual_seed(0)
+    model = model_class().train().to(device)
+    opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+    loss_fn = nn.NLLLoss()
+    data = torch.randn(*input_size)
+    target = torch.randint(0, classes, (input_size[0],))
+
+    def step():
+      opt.zero_grad()
+      loss = loss_fn(model(data.to(device)), target.to(device))
+      loss.backward()
+      opt.step()
+
+    return step
+
+  return build
+
+
 def compare_training(make_step, steps, rounds=3):
   """Step time of a training step in eager PyTorch on the CPU and on the XLA device.
 
