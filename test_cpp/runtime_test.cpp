@@ -18,6 +18,7 @@
 #include "runtime/client.h"
 #include "runtime/compile_options.h"
 #include "runtime/host_kernel.h"
+#include "runtime/pass_through_kernel.h"
 #include "runtime/plugin_discovery.h"
 #include "runtime/plugin_loader.h"
 
@@ -562,6 +563,31 @@ TEST(HostParallelTest, ExceptionOfAPartFailsTheExecution) {
     FAIL() << "the execution did not fail";
   } catch (const RuntimeError& e) {
     EXPECT_NE(std::string(e.what()).find("part 2 of 4 failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PassThroughKernelTest, ResultIsTheOperandWithOrWithoutAliasing) {
+  Client& client = Client::Get();
+  ASSERT_TRUE(PassThroughKernelAvailable());
+  for (const std::string aliasing :
+       {std::string(", output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], "
+                    "operand_index = 0, operand_tuple_indices = []>]"),
+        std::string()}) {
+    // (a * 2) computed into a buffer, handed on, then added to a: 3a.
+    ExecutablePtr exe = client.Compile(R"(
+module @pass_through {
+  func.func public @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %0 = "stablehlo.add"(%a, %a) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    %1 = "stablehlo.custom_call"(%0) {call_target_name = ")" + std::string(kPassThroughTarget) +
+                                       R"(", api_version = 4 : i32)" + aliasing + R"(} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %2 = "stablehlo.add"(%1, %a) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    return %2 : tensor<2x3xf32>
+  }
+}
+)");
+    BufferPtr a = Upload<float>({1, 2, 3, 4, 5, 6}, ElementType::kF32, {2, 3});
+    EXPECT_EQ(Read<float>(*client.Execute(*exe, {{a.get()}}, {0})[0][0]), (std::vector<float>{3, 6, 9, 12, 15, 18}))
+        << (aliasing.empty() ? "copying" : "aliased");
   }
 }
 

@@ -89,6 +89,21 @@ def test_max_pool1d(kw, dtype):
            ops=['max_pool2d_with_indices', 'max_pool2d_with_indices_backward'])
 
 
+def test_max_pool2d_backward_computes_indices_and_gradient_once():
+    # Both are read once per window position; on the CPU device they go through the
+    # pass-through kernel (ir::Materialize), which keeps XLA from recomputing them.
+    import torch_xla
+    x = torch.randn(4, 3, 8, 8, device=DEV, requires_grad=True)
+    y = F.max_pool2d(x, 2)
+    (g,) = torch.autograd.grad((y * y).sum(), x)
+    hlo = torch_xla._get_stablehlo([g])
+    assert hlo.count('torch_xla_pass_through') == 2, hlo
+    assert 'stablehlo.reduce_window' not in hlo
+    xc = x.detach().cpu().requires_grad_()
+    (gc,) = torch.autograd.grad((F.max_pool2d(xc, 2) ** 2).sum(), xc)
+    torch.testing.assert_close(g.cpu(), gc)
+
+
 def test_max_pool2d_errors():
   x = torch.randn(2, 3, 8, 8, device=DEV)
   with pytest.raises(Exception, match='max_pool2d.*pad should be at most half'):

@@ -665,6 +665,9 @@ at::Tensor XLANativeFunctions::max_pool2d_with_indices_backward(const at::Tensor
   Value dy = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), acc);
   Value idx = GetXlaTensor(indices, op)->GetIrValue();
   return AtenFromIr(Checked(op, [&] {
+                      // Read once per window position: computed once (XLA would fuse the
+                      // gradient's computation, batch norm's backward say, into each).
+                      if (g[0].k * g[1].k > 1) dy = ir::Materialize(dy);
                       Value zero = Full(0, acc, od);
                       std::vector<Value> contribs;
                       for (int64_t i = 0; i < g[0].k; ++i) {

@@ -1,5 +1,7 @@
 #include "ir/builder_cnn.h"
 
+#include "runtime/pass_through_kernel.h"
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -37,6 +39,8 @@ double Lowest(ElementType type) {
 }  // namespace
 
 Value Materialize(const Value& v) {
+  static const OpKind kPassThrough = OpKind::Get("xla::pass_through");
+  if (runtime::PassThroughKernelAvailable()) return Value(MakeNode(kPassThrough, std::vector<Value>{v}, v.shape()));
   std::vector<int64_t> dims = v.shape().dims;
   std::vector<int64_t> one = dims, two = dims, window(dims.size() + 1, 1), strides(dims.size() + 1, 1);
   one.push_back(1);

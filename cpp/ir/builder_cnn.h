@@ -11,8 +11,10 @@ namespace torch_xla::ir {
 Value ReduceWindowMax(const Value& v, const std::vector<int64_t>& window, const std::vector<int64_t>& strides);
 
 // v unchanged, but computed once into a buffer: XLA does not fuse the computation of v
-// into its consumers (which would recompute it once per use). Implemented as a maximum
-// of v and the type's lowest value by reduce_window, an op XLA's CPU backend never fuses.
+// into its consumers (which would recompute it once per use). On the CPU device, a call
+// of the pass-through host kernel (runtime/pass_through_kernel.h), whose result aliases
+// v: free at run time. Elsewhere a maximum of v and the type's lowest value by
+// reduce_window, an op XLA does not fuse: one more pass over v.
 Value Materialize(const Value& v);
 
 }  // namespace torch_xla::ir
