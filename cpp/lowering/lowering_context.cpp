@@ -122,6 +122,12 @@ Ssa LoweringContext::AddParameter(const Shape& shape, int aliased_output) {
   return v;
 }
 
+bool LoweringContext::IsParameter(Ssa v) const {
+  for (Ssa p : parameters_)
+    if (p.id == v.id) return true;
+  return false;
+}
+
 Ssa LoweringContext::Emit(std::string_view op, const std::vector<Ssa>& operands, const Shape& result,
                           std::string_view attrs) {
   return EmitMulti(op, operands, {result}, attrs)[0];

@@ -47,6 +47,8 @@ class LoweringContext {
   std::string BinaryRegion(std::string_view op, ElementType type);
 
   const Shape& TypeOf(Ssa v) const { return types_[v.id]; }
+  // Whether `v` is an argument of the function (a buffer the graph is given).
+  bool IsParameter(Ssa v) const;
   const std::string& Name(Ssa v) const { return names_[v.id]; }
 
   void Bind(const Node* node, uint32_t index, Ssa ssa);

@@ -1,10 +1,14 @@
 // Lowering rules of reductions and of dot_general.
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "ir/builder.h"
 #include "lowering/lowering_context.h"
+#include "lowering/pass_through.h"
+#include "runtime/client.h"
+#include "runtime/pass_through_kernel.h"
 
 namespace torch_xla::lowering {
 namespace {
@@ -63,16 +67,66 @@ const char* CombinerOp(ReduceKind kind) {
   }
 }
 
+std::string DotDimensions(const std::string& lhs_contracting, const std::string& rhs_contracting) {
+  return "dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], "
+         "lhs_contracting_dimensions = " + lhs_contracting + ", rhs_contracting_dimensions = " + rhs_contracting + ">";
+}
+
+Ssa EmitReduce(LoweringContext& ctx, ReduceKind kind, Ssa input, const std::vector<int64_t>& dims,
+               const Shape& result) {
+  Ssa init = InitConstant(ctx, kind, result.type);
+  std::string region = ctx.BinaryRegion(CombinerOp(kind), result.type);
+  return ctx.EmitWithRegion("stablehlo.reduce", {input, init}, {result}, region, "dimensions = " + I64Array(dims))[0];
+}
+
+// XLA's CPU backend computes each output of a reduction as one serial chain of adds, at
+// the latency of an add (about 0.45 ns an element here), while its matrix-vector
+// product is vectorized. A float sum whose trailing dimensions are all reduced, over at
+// least kMinDotSumRow elements per row, is therefore computed as the product of the
+// rows with a vector of ones (x * 1 is x, so the result differs only in the order of
+// the additions), the remaining reduced dimensions by a reduction of the row sums.
+// Measured (8 sums, ms, reduce vs product): [128,10,12,12] over (0,2,3) 0.67 vs 0.21,
+// [128,10,24,24] 1.65 vs 0.49, [2048,256] over 1 0.83 vs 0.31, [2048,1024] 1.79 vs
+// 1.38; rows of 64 or fewer were as fast or faster reduced ([128,20,8,8] 0.31 vs 0.48).
+// Other devices keep the reduction: their dot may run in lower precision (TF32).
+constexpr int64_t kMinDotSumRow = 128;
+
+std::optional<Ssa> SumByDot(LoweringContext& ctx, Ssa input, const std::vector<int64_t>& dims, const Shape& result) {
+  if (result.type != ElementType::kF32 && result.type != ElementType::kF64) return std::nullopt;
+  const std::vector<int64_t> in = ctx.TypeOf(input).dims;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<bool> reduced(rank, false);
+  for (int64_t d : dims) reduced[d] = true;
+  int64_t first_row_dim = rank, row = 1, rows = 1;
+  while (first_row_dim > 0 && reduced[first_row_dim - 1]) row *= in[--first_row_dim];
+  for (int64_t d = 0; d < first_row_dim; ++d) rows *= in[d];
+  if (row < kMinDotSumRow || runtime::Client::Get().device_kind() != "CPU") return std::nullopt;
+  Ssa matrix = ctx.Emit("stablehlo.reshape", {input}, Shape(result.type, {rows, row}));
+  // XLA fuses the computation of a matrix-vector product's matrix into the product, which
+  // then runs as plain loops again (one serial chain per row); through the pass-through
+  // kernel the matrix is computed into a buffer first and the product is the library's.
+  // (A graph argument is in a buffer already; passing it through would copy it.)
+  if (!ctx.IsParameter(input) && runtime::PassThroughKernelAvailable()) matrix = EmitPassThrough(ctx, matrix);
+  Ssa ones = ctx.Constant(Shape(result.type, {row}), 1.0);
+  Ssa row_sums = ctx.Emit("stablehlo.dot_general", {matrix, ones}, Shape(result.type, {rows}), DotDimensions("[1]", "[0]"));
+  const std::vector<int64_t> leading(in.begin(), in.begin() + first_row_dim);
+  Ssa sums = ctx.Emit("stablehlo.reshape", {row_sums}, Shape(result.type, leading));
+  std::vector<int64_t> rest;
+  for (int64_t d = 0; d < first_row_dim; ++d)
+    if (reduced[d]) rest.push_back(d);
+  if (rest.empty()) return sums;
+  return EmitReduce(ctx, ReduceKind::kSum, sums, rest, result);
+}
+
 // xla::reduce: operand 0 the input; attrs.ints[0] the ReduceKind, then the reduced dims.
 // The node's type is the accumulation type (the input is converted by the ATen layer).
 std::vector<Ssa> LowerReduce(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
   const auto& a = node.attrs().ints;
-  ElementType type = node.shape().type;
+  const ReduceKind kind = static_cast<ReduceKind>(a[0]);
   std::vector<int64_t> dims(a.begin() + 1, a.end());
-  Ssa init = InitConstant(ctx, static_cast<ReduceKind>(a[0]), type);
-  std::string region = ctx.BinaryRegion(CombinerOp(static_cast<ReduceKind>(a[0])), type);
-  return ctx.EmitWithRegion("stablehlo.reduce", {operands[0], init}, {node.shape()}, region,
-                            "dimensions = " + I64Array(dims));
+  if (kind == ReduceKind::kSum)
+    if (std::optional<Ssa> sums = SumByDot(ctx, operands[0], dims, node.shape())) return {*sums};
+  return {EmitReduce(ctx, kind, operands[0], dims, node.shape())};
 }
 LoweringRule reduce_rule("xla::reduce", LowerReduce);
 

@@ -1,0 +1,93 @@
+"""Float sums on the CPU device whose trailing reduced dimensions hold 128 or more
+elements per row are lowered as a matrix-vector product with ones (the rows computed
+into a buffer by the pass-through kernel first), the remaining reduced dimensions by a
+reduction (lowering/rules_reduce_matmul.cpp); values against eager CPU, and the form."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_xla
+import torch_xla.core.xla_model as xm
+from op_testing import DEV, assert_same, check, make
+
+PASS_THROUGH = 'torch_xla_pass_through'
+
+# (shape, reduced dims, uses the product)
+CASES = [
+    ((128, 10, 12, 12), (0, 2, 3), True),  # batch norm's statistics: rows of 144
+    ((2048, 256), (1,), True),  # layer norm's: rows of 256
+    ((3, 5, 300), (2,), True),
+    ((3, 5, 300), (0, 2), True),  # a leading dim left to reduce after the product
+    ((7, 128), (0, 1), True),  # everything: one row of 896
+    ((4, 9, 16, 8), (2, 3), True),  # rows of exactly 128
+    ((4, 9, 16, 7), (2, 3), False),  # 112: a plain reduction
+    ((300, 5), (0,), False),  # trailing dim kept
+]
+
+
+def pending_hlo(t):
+    return torch_xla._get_stablehlo([t])
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize('case', CASES, ids=lambda c: f'{list(c[0])}-{list(c[1])}')
+def test_sum_matches_eager(case, dtype):
+    shape, dims, by_dot = case
+    x = make(shape, dtype, seed=len(shape))
+    check(lambda t: t.sum(dims), x, ops=('sum',))
+    check(lambda t: t.mean(dims, keepdim=True), x, ops=('mean',))
+    hlo = pending_hlo(x.to(DEV).sum(dims))
+    assert ('stablehlo.dot_general' in hlo) == by_dot, hlo
+    # A graph argument is in a buffer already: no pass-through call.
+    assert PASS_THROUGH not in hlo
+    # A computed operand goes through the kernel before the product.
+    hlo = pending_hlo((x.to(DEV) * 2).sum(dims))
+    assert (PASS_THROUGH in hlo) == by_dot, hlo
+
+
+def test_sum_of_computed_rows_matches_eager():
+    a, b = make((64, 10, 12, 12), torch.float32, seed=1), make((64, 10, 12, 12), torch.float32, seed=2)
+    check(lambda x, y: (x * y + 1).sum((0, 2, 3)), a, b, ops=('sum',))
+    check(lambda x, y: ((x - y) ** 2).sum((1, 2, 3)), a, b, ops=('sum',))
+
+
+def test_nan_and_inf_propagate_as_in_a_sum():
+    x = torch.ones(4, 3, 200)
+    x[0, 0, 5] = float('nan')
+    x[1, 1, 7] = float('inf')
+    x[2, 2, 9] = float('inf')
+    x[2, 2, 11] = float('-inf')
+    x[3, 0, 13] = float('-inf')
+    got = x.to(DEV).sum(2).cpu()
+    want = x.sum(2)
+    torch.testing.assert_close(got, want, equal_nan=True)
+    assert torch.isnan(got[0, 0]) and got[1, 1] == float('inf') and torch.isnan(got[2, 2])
+    assert got[3, 0] == float('-inf')
+
+
+def test_integer_sums_keep_the_reduction_and_bfloat16_sums_accumulate_in_float32():
+    x = make((6, 256), torch.int32)
+    assert_same(x.to(DEV).sum(1), x.sum(1))
+    assert 'stablehlo.dot_general' not in pending_hlo(x.to(DEV).sum(1))
+    x = make((6, 256), torch.bfloat16)
+    assert_same(x.to(DEV).sum(1), x.sum(1), rtol=2e-2, atol=0.5)
+    hlo = pending_hlo(x.to(DEV).sum(1))
+    assert 'tensor<6x256xf32>, tensor<256xf32>) -> tensor<6xf32>' in hlo, hlo
+
+
+def test_batch_norm_training_step_matches_eager():
+    torch.manual_seed(0)
+    cpu = torch.nn.BatchNorm2d(10)
+    dev = torch.nn.BatchNorm2d(10).to(DEV)
+    x = torch.randn(32, 10, 12, 12) * 3 + 1
+    for module, inp in ((cpu, x), (dev, x.to(DEV))):
+        inp = inp.detach().requires_grad_()
+        out = module(inp)
+        (out * torch.linspace(-1, 1, out.numel(), device=out.device).reshape(out.shape)).sum().backward()
+        module.grad_x = inp.grad
+        module.out = out
+    xm.mark_step()
+    torch.testing.assert_close(dev.out.cpu(), cpu.out.detach(), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(dev.grad_x.cpu(), cpu.grad_x, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(dev.weight.grad.cpu(), cpu.weight.grad, rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(dev.running_var.cpu(), cpu.running_var, rtol=1e-5, atol=1e-5)
