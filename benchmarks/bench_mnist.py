@@ -2,32 +2,17 @@
 device against eager PyTorch on the CPU, in the same run; also the first step (which
 includes the compile).
 
-  python benchmarks/bench_mnist.py [--steps 30]
+  python benchmarks/bench_mnist.py [--steps 30] [--batch 128]
 """
-import argparse
 import os
 import sys
-
-import torch
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
-import torch_xla  # noqa: E402
-from common import classifier_step, compare_training, report  # noqa: E402
+import torch_xla  # noqa: E402,F401
+from common import classifier_benchmark  # noqa: E402
 from mnist_model import MNIST  # noqa: E402
 
-
-def main():
-  parser = argparse.ArgumentParser()
-  parser.add_argument('--steps', type=int, default=30)
-  parser.add_argument('--batch', type=int, default=128)
-  args = parser.parse_args()
-  torch.set_num_threads(os.cpu_count())
-  row = {'bench': 'mnist', 'batch': args.batch}
-  row.update(compare_training(classifier_step(MNIST, (args.batch, 1, 28, 28), 10), args.steps))
-  report([row])
-
-
 if __name__ == '__main__':
-  main()
+  classifier_benchmark('mnist', MNIST, (1, 28, 28), 10, steps=30, batch=128)

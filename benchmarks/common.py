@@ -57,6 +57,23 @@ def classifier_step(model_class, input_size, classes):
   return build
 
 
+def classifier_benchmark(name, model_class, sample_size, classes, steps, batch):
+  """The main of a classifier benchmark: `--steps` and `--batch` options (defaults
+  given), then one row of compare_training for batches of `sample_size` samples."""
+  import argparse
+  import os
+
+  import torch
+  parser = argparse.ArgumentParser()
+  parser.add_argument('--steps', type=int, default=steps)
+  parser.add_argument('--batch', type=int, default=batch)
+  args = parser.parse_args()
+  torch.set_num_threads(os.cpu_count())
+  row = {'bench': name, 'batch': args.batch}
+  row.update(compare_training(classifier_step(model_class, (args.batch,) + tuple(sample_size), classes), args.steps))
+  report([row])
+
+
 def compare_training(make_step, steps, rounds=3):
   """Step time of a training step in eager PyTorch on the CPU and on the XLA device.
 

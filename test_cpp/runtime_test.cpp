@@ -461,18 +461,26 @@ TEST(HostKernelTest, GraphCallsRegisteredKernelWithBuffersAndConfig) {
   EXPECT_EQ(Read<float>(*outputs[0][0]), (std::vector<float>{3, 7, 11, 15, 19, 23}));
 }
 
-TEST(HostKernelTest, KernelExceptionFailsTheExecutionWithItsMessage) {
+// Registers `kernel` as `target`, runs HostCallModule(target) and expects the execution
+// to fail with an error containing `message`.
+void ExpectHostCallFails(const std::string& target, XLA_FFI_Error* (*kernel)(XLA_FFI_CallFrame*),
+                         const std::string& message) {
   Client& client = Client::Get();
-  RegisterHostKernel(client.api(), "test_refuse", HostKernelHandler<Refuse>);
-  ExecutablePtr exe = client.Compile(HostCallModule("test_refuse"));
+  RegisterHostKernel(client.api(), target, kernel);
+  ExecutablePtr exe = client.Compile(HostCallModule(target));
   BufferPtr a = Upload<float>({1, 2, 3, 4, 5, 6}, ElementType::kF32, {2, 3});
   try {
     auto outputs = client.Execute(*exe, {{a.get()}}, {0});
     outputs[0][0]->Await();
     FAIL() << "the execution did not fail";
   } catch (const RuntimeError& e) {
-    EXPECT_NE(std::string(e.what()).find("Refuse: operand of 2 dims"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
   }
+}
+
+TEST(HostKernelTest, KernelExceptionFailsTheExecutionWithItsMessage) {
+  ExpectHostCallFails("test_refuse", HostKernelHandler<Refuse>, "Refuse: operand of 2 dims");
+  Client& client = Client::Get();
   // The client still works.
   ExecutablePtr ok = client.Compile(kAddDot);
   BufferPtr b = Upload<float>({1, 0, 0, 2}, ElementType::kF32, {2, 2});
@@ -553,17 +561,7 @@ module @two_calls {
 }
 
 TEST(HostParallelTest, ExceptionOfAPartFailsTheExecution) {
-  Client& client = Client::Get();
-  RegisterHostKernel(client.api(), "test_fail_one_part", HostKernelHandler<FailOnePart>);
-  ExecutablePtr exe = client.Compile(HostCallModule("test_fail_one_part"));
-  BufferPtr a = Upload<float>({1, 2, 3, 4, 5, 6}, ElementType::kF32, {2, 3});
-  try {
-    auto outputs = client.Execute(*exe, {{a.get()}}, {0});
-    outputs[0][0]->Await();
-    FAIL() << "the execution did not fail";
-  } catch (const RuntimeError& e) {
-    EXPECT_NE(std::string(e.what()).find("part 2 of 4 failed"), std::string::npos) << e.what();
-  }
+  ExpectHostCallFails("test_fail_one_part", HostKernelHandler<FailOnePart>, "part 2 of 4 failed");
 }
 
 TEST(PassThroughKernelTest, ResultIsTheOperandWithOrWithoutAliasing) {
