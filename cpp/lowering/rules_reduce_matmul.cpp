@@ -88,8 +88,16 @@ Ssa EmitReduce(LoweringContext& ctx, ReduceKind kind, Ssa input, const std::vect
 // Measured (8 sums, ms, reduce vs product): [128,10,12,12] over (0,2,3) 0.67 vs 0.21,
 // [128,10,24,24] 1.65 vs 0.49, [2048,256] over 1 0.83 vs 0.31, [2048,1024] 1.79 vs
 // 1.38; rows of 64 or fewer were as fast or faster reduced ([128,20,8,8] 0.31 vs 0.48).
+// Few long rows are not: the product runs a row on one thread, adding up its elements
+// in a few running sums, where XLA splits a long reduction into windows of 32 (faster
+// on two threads and closer to the exact sum): a sum of all 16M elements took 18.6 ms
+// that way (relative error 2.5e-5) against 4.3 ms (8e-7). Rows are therefore at most
+// 4096 elements (the innermost reduced dimensions that fit; the others are reduced
+// after the product), and there must be at least 16 of them.
 // Other devices keep the reduction: their dot may run in lower precision (TF32).
 constexpr int64_t kMinDotSumRow = 128;
+constexpr int64_t kMaxDotSumRow = 4096;
+constexpr int64_t kMinDotSumRows = 16;
 
 std::optional<Ssa> SumByDot(LoweringContext& ctx, Ssa input, const std::vector<int64_t>& dims, const Shape& result) {
   if (result.type != ElementType::kF32 && result.type != ElementType::kF64) return std::nullopt;
@@ -97,10 +105,13 @@ std::optional<Ssa> SumByDot(LoweringContext& ctx, Ssa input, const std::vector<i
   const int64_t rank = static_cast<int64_t>(in.size());
   std::vector<bool> reduced(rank, false);
   for (int64_t d : dims) reduced[d] = true;
+  // Rows: the innermost reduced dimensions, as many as fit in kMaxDotSumRow elements.
   int64_t first_row_dim = rank, row = 1, rows = 1;
-  while (first_row_dim > 0 && reduced[first_row_dim - 1]) row *= in[--first_row_dim];
+  while (first_row_dim > 0 && reduced[first_row_dim - 1] && row * in[first_row_dim - 1] <= kMaxDotSumRow)
+    row *= in[--first_row_dim];
   for (int64_t d = 0; d < first_row_dim; ++d) rows *= in[d];
-  if (row < kMinDotSumRow || runtime::Client::Get().device_kind() != "CPU") return std::nullopt;
+  if (row < kMinDotSumRow || rows < kMinDotSumRows || runtime::Client::Get().device_kind() != "CPU")
+    return std::nullopt;
   Ssa matrix = ctx.Emit("stablehlo.reshape", {input}, Shape(result.type, {rows, row}));
   // XLA fuses the computation of a matrix-vector product's matrix into the product, which
   // then runs as plain loops again (one serial chain per row); through the pass-through
