@@ -10,7 +10,8 @@ namespace {
 struct ThreadControls {
   int (*omp_get_max_threads)() = nullptr;
   void (*omp_set_num_threads)(int) = nullptr;
-  // Sets this thread's MKL thread count (0: the global one) and returns the previous.
+  // Sets this thread's MKL thread count (0: the global one) and returns the previous;
+  // absent from builds without MKL.
   int (*mkl_set_num_threads_local)(int) = nullptr;
 };
 
@@ -38,8 +39,7 @@ const ThreadControls& Controls() {
 
 bool SingleThreadedAtenScope::Available() {
   const ThreadControls& c = Controls();
-  return c.omp_get_max_threads != nullptr && c.omp_set_num_threads != nullptr &&
-         c.mkl_set_num_threads_local != nullptr;
+  return c.omp_get_max_threads != nullptr && c.omp_set_num_threads != nullptr;
 }
 
 SingleThreadedAtenScope::SingleThreadedAtenScope() {
@@ -50,14 +50,14 @@ SingleThreadedAtenScope::SingleThreadedAtenScope() {
   (void)at::get_num_threads();
   previous_omp_ = c.omp_get_max_threads();
   c.omp_set_num_threads(1);
-  previous_mkl_ = c.mkl_set_num_threads_local(1);
+  if (c.mkl_set_num_threads_local != nullptr) previous_mkl_ = c.mkl_set_num_threads_local(1);
 }
 
 SingleThreadedAtenScope::~SingleThreadedAtenScope() {
   if (!Available()) return;
   const ThreadControls& c = Controls();
   c.omp_set_num_threads(previous_omp_);
-  c.mkl_set_num_threads_local(previous_mkl_);
+  if (c.mkl_set_num_threads_local != nullptr) c.mkl_set_num_threads_local(previous_mkl_);
 }
 
 }  // namespace torch_xla

@@ -12,8 +12,9 @@ namespace torch_xla {
 
 class SingleThreadedAtenScope {
  public:
-  // Whether PyTorch's OpenMP and MKL thread controls were found (both are looked up in
-  // the process's libtorch_cpu); without them the scope changes nothing.
+  // Whether PyTorch's OpenMP thread controls were found (looked up through the
+  // process's libtorch_cpu, with MKL's where PyTorch has MKL); without them the scope
+  // changes nothing.
   static bool Available();
 
   SingleThreadedAtenScope();
