@@ -13,7 +13,7 @@ import torch.nn.functional as F
 import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
-from test_conv import CONV2D_CASES, TRANSPOSED_CASES
+from test_conv import CONV2D_CASES, TRANSPOSED_CASES, run_both
 
 dev = xm.xla_device()
 HOST_TARGET = 'torch_xla_host_convolution'
@@ -36,20 +36,9 @@ def check_against_eager(conv, x, w, b, dtype, tol):
     """conv(x, w, b) forward and its three gradients on the device against eager CPU;
     returns how many host convolutions ran."""
     before = host_runs()
-
-    def run(device):
-        xs = x.to(dtype).to(device).detach().requires_grad_()
-        ws = w.to(dtype).to(device).detach().requires_grad_()
-        bs = None if b is None else b.to(dtype).to(device).detach().requires_grad_()
-        y = conv(xs, ws, bs)
-        # A non-uniform upstream gradient, so every position is checked.
-        g = torch.linspace(-1, 1, y.numel()).reshape(y.shape).to(dtype).to(device)
-        y.backward(g)
-        return [t.detach().cpu() for t in [y, xs.grad, ws.grad] + ([] if bs is None else [bs.grad])]
-
-    want = run('cpu')
-    got = run(dev)
-    for name, a, e in zip(('output', 'grad_input', 'grad_weight', 'grad_bias'), got, want):
+    out_c, out_x, grads_c, grads_x = run_both(conv, x, w, b, dtype)
+    for name, a, e in zip(('output', 'grad_input', 'grad_weight', 'grad_bias'), [out_x] + grads_x, [out_c] + grads_c):
+        e = e.detach()
         assert a.dtype == e.dtype and a.shape == e.shape, name
         torch.testing.assert_close(a, e, rtol=tol, atol=tol * max(1.0, e.abs().max().item()),
                                    msg=lambda m: f'{name}: {m}')

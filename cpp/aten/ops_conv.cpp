@@ -275,7 +275,7 @@ int64_t OutChannels(const at::Tensor& weight, const ConvParams& p) {
 
 // The size of the output of the convolution of `input` with `weight`.
 std::vector<int64_t> ForwardSizes(const at::Tensor& input, const at::Tensor& weight, const ConvParams& p) {
-  std::vector<int64_t> sizes = {input.size(0), p.transposed ? weight.size(1) * p.groups : weight.size(0)};
+  std::vector<int64_t> sizes = {input.size(0), OutChannels(weight, p)};
   for (std::size_t i = 0; i < p.n; ++i) {
     int64_t in = input.size(i + 2), k = weight.size(i + 2);
     sizes.push_back(p.transposed ? (in - 1) * p.stride[i] - 2 * p.padding[i] + (k - 1) * p.dilation[i] +
@@ -373,7 +373,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::convolution_b
   Value x = GetXlaTensor(input, op)->GetIrValue();
   Value w = GetXlaTensor(weight, op)->GetIrValue();
   at::Tensor grad_input, grad_weight, grad_bias;
-  // With host convolutions on, PyTorch's kernel computes both gradients inside the graph.
+  // A gradient that UseHostConvolution gives to the host: PyTorch's kernel in the graph.
   auto host = [&](ir::HostConvolutionResult what, const Value& b, const at::Tensor& like) {
     return ir::HostConvolution(what, dy, b, like.sizes().vec(), p.stride, p.padding, p.dilation, p.output_padding,
                                p.transposed, p.groups);

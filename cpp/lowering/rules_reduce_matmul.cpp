@@ -67,9 +67,12 @@ const char* CombinerOp(ReduceKind kind) {
   }
 }
 
-std::string DotDimensions(const std::string& lhs_contracting, const std::string& rhs_contracting) {
-  return "dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], "
-         "lhs_contracting_dimensions = " + lhs_contracting + ", rhs_contracting_dimensions = " + rhs_contracting + ">";
+// The dot_dimension_numbers attribute; each argument a list such as "[0, 1]".
+std::string DotDimensions(const std::string& lhs_batching, const std::string& rhs_batching,
+                          const std::string& lhs_contracting, const std::string& rhs_contracting) {
+  return "dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = " + lhs_batching +
+         ", rhs_batching_dimensions = " + rhs_batching + ", lhs_contracting_dimensions = " + lhs_contracting +
+         ", rhs_contracting_dimensions = " + rhs_contracting + ">";
 }
 
 Ssa EmitReduce(LoweringContext& ctx, ReduceKind kind, Ssa input, const std::vector<int64_t>& dims,
@@ -119,7 +122,7 @@ std::optional<Ssa> SumByDot(LoweringContext& ctx, Ssa input, const std::vector<i
   // (A graph argument is in a buffer already; passing it through would copy it.)
   if (!ctx.IsParameter(input) && runtime::PassThroughKernelAvailable()) matrix = EmitPassThrough(ctx, matrix);
   Ssa ones = ctx.Constant(Shape(result.type, {row}), 1.0);
-  Ssa row_sums = ctx.Emit("stablehlo.dot_general", {matrix, ones}, Shape(result.type, {rows}), DotDimensions("[1]", "[0]"));
+  Ssa row_sums = ctx.Emit("stablehlo.dot_general", {matrix, ones}, Shape(result.type, {rows}), DotDimensions("[]", "[]", "[1]", "[0]"));
   const std::vector<int64_t> leading(in.begin(), in.begin() + first_row_dim);
   Ssa sums = ctx.Emit("stablehlo.reshape", {row_sums}, Shape(result.type, leading));
   std::vector<int64_t> rest;
@@ -157,11 +160,8 @@ std::vector<Ssa> LowerDotGeneral(LoweringContext& ctx, const Node& node, const s
   std::size_t nb = a[0];
   std::size_t nc = a[1 + 2 * nb];
   std::size_t c0 = 2 + 2 * nb;
-  std::string attrs = "dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = " + DimList(a, 1, nb) +
-                      ", rhs_batching_dimensions = " + DimList(a, 1 + nb, nb) +
-                      ", lhs_contracting_dimensions = " + DimList(a, c0, nc) +
-                      ", rhs_contracting_dimensions = " + DimList(a, c0 + nc, nc) + ">";
-  return {ctx.Emit("stablehlo.dot_general", operands, node.shape(), attrs)};
+  return {ctx.Emit("stablehlo.dot_general", operands, node.shape(),
+                   DotDimensions(DimList(a, 1, nb), DimList(a, 1 + nb, nb), DimList(a, c0, nc), DimList(a, c0 + nc, nc)))};
 }
 LoweringRule dot_rule("stablehlo.dot_general", LowerDotGeneral);
 
