@@ -42,8 +42,27 @@ cdef extern from "aten/api.h" namespace "torch_xla":
     void SetHostConvolution(const string& mode) except +
     string HostConvolution() except +
 
+cdef extern from "aten/collectives.h" namespace "torch_xla":
+    void BeginReplication(const vector[int]& ordinals) except +
+    void EndReplication(const string& why) except +
+    void LeaveReplication(int replica, const string& why) except +
+    void AbortReplication(const string& why) except +
+    vector[int] ReplicationDevices() except +
+
+cdef extern from "aten/api.h" namespace "torch_xla":
+    int CurrentDevice() except +
+    void SetCurrentDevice(int ordinal) except +
+
 cdef extern from "python_tensors.h" namespace "torch_xla::python":
     string GetStableHlo(PyObject* tensors) except +
+    object AllReduce(const string& reduce_type, PyObject* tensors, double scale,
+                     const vector[vector[int64_t]]& groups) except +
+    object AllGather(PyObject* tensor, int64_t dim, const vector[vector[int64_t]]& groups) except +
+    object ReduceScatter(const string& reduce_type, PyObject* tensor, double scale, int64_t scatter_dim,
+                         int64_t shard_count, const vector[vector[int64_t]]& groups) except +
+    object AllToAll(PyObject* tensor, int64_t split_dim, int64_t concat_dim, int64_t split_count,
+                    const vector[vector[int64_t]]& groups) except +
+    object CollectivePermute(PyObject* tensor, const vector[pair[int64_t, int64_t]]& pairs) except +
 
 
 def _set_default_plugin_path(str kind, str path):
@@ -116,3 +135,48 @@ def _xla_clear_metrics():
 
 def _get_stablehlo(tensors):
     return GetStableHlo(<PyObject*>tensors).decode()
+
+def _xla_current_device():
+    """The calling thread's current XLA device ordinal (what 'xla' without an index means)."""
+    return CurrentDevice()
+
+def _xla_set_current_device(int ordinal):
+    SetCurrentDevice(ordinal)
+
+# ---- replication and collectives (aten/collectives.h)
+
+def _xla_replication_begin(devices):
+    cdef vector[int] ordinals = [int(d) for d in devices]
+    BeginReplication(ordinals)
+
+def _xla_replication_end(str why=''):
+    EndReplication(why.encode())
+
+def _xla_replication_leave(int replica, str why):
+    LeaveReplication(replica, why.encode())
+
+def _xla_replication_abort(str why):
+    AbortReplication(why.encode())
+
+def _xla_replication_devices():
+    return list(ReplicationDevices())
+
+def _xla_all_reduce(str reduce_type, tensors, double scale, groups):
+    return AllReduce(reduce_type.encode(), <PyObject*>tensors, scale, groups)
+
+def _xla_all_gather(tensor, int64_t dim, groups):
+    return AllGather(<PyObject*>tensor, dim, groups)
+
+def _xla_reduce_scatter(str reduce_type, tensor, double scale, int64_t scatter_dim,
+                        int64_t shard_count, groups):
+    return ReduceScatter(reduce_type.encode(), <PyObject*>tensor, scale, scatter_dim,
+                         shard_count, groups)
+
+def _xla_all_to_all(tensor, int64_t split_dim, int64_t concat_dim, int64_t split_count, groups):
+    return AllToAll(<PyObject*>tensor, split_dim, concat_dim, split_count, groups)
+
+def _xla_collective_permute(tensor, pairs):
+    cdef vector[pair[int64_t, int64_t]] c_pairs
+    for source, target in pairs:
+        c_pairs.push_back(pair[int64_t, int64_t](int(source), int(target)))
+    return CollectivePermute(<PyObject*>tensor, c_pairs)

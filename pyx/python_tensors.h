@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "aten/api.h"
+#include "aten/collectives.h"
 
 namespace torch_xla::python {
 
@@ -30,5 +31,49 @@ inline std::vector<at::Tensor> UnpackTensors(PyObject* sequence) {
 }
 
 inline std::string GetStableHlo(PyObject* tensors) { return torch_xla::GetStableHlo(UnpackTensors(tensors)); }
+
+inline at::Tensor UnpackTensor(PyObject* object) {
+  if (!THPVariable_Check(object)) throw std::invalid_argument("expected a torch.Tensor");
+  return THPVariable_Unpack(object);
+}
+
+// A new reference to a Python list of the tensors.
+inline PyObject* WrapTensors(const std::vector<at::Tensor>& tensors) {
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(tensors.size()));
+  if (!list) throw std::runtime_error("out of memory");
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    PyObject* item = THPVariable_Wrap(tensors[i]);
+    if (!item) {
+      Py_DECREF(list);
+      throw std::runtime_error("cannot wrap a tensor for Python");
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
+  }
+  return list;
+}
+
+inline PyObject* AllReduce(const std::string& reduce_type, PyObject* tensors, double scale,
+                           const ReplicaGroups& groups) {
+  return WrapTensors(torch_xla::AllReduce(reduce_type, UnpackTensors(tensors), scale, groups));
+}
+
+inline PyObject* AllGather(PyObject* tensor, int64_t dim, const ReplicaGroups& groups) {
+  return THPVariable_Wrap(torch_xla::AllGather(UnpackTensor(tensor), dim, groups));
+}
+
+inline PyObject* ReduceScatter(const std::string& reduce_type, PyObject* tensor, double scale, int64_t scatter_dim,
+                               int64_t shard_count, const ReplicaGroups& groups) {
+  return THPVariable_Wrap(
+      torch_xla::ReduceScatter(reduce_type, UnpackTensor(tensor), scale, scatter_dim, shard_count, groups));
+}
+
+inline PyObject* AllToAll(PyObject* tensor, int64_t split_dim, int64_t concat_dim, int64_t split_count,
+                          const ReplicaGroups& groups) {
+  return THPVariable_Wrap(torch_xla::AllToAll(UnpackTensor(tensor), split_dim, concat_dim, split_count, groups));
+}
+
+inline PyObject* CollectivePermute(PyObject* tensor, const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+  return THPVariable_Wrap(torch_xla::CollectivePermute(UnpackTensor(tensor), pairs));
+}
 
 }  // namespace torch_xla::python

@@ -1,5 +1,6 @@
 #include "aten/api.h"
 
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
 #include "aten/bridge.h"
@@ -19,11 +20,18 @@ int DeviceCount() { return runtime::Client::Get().device_count(); }
 
 std::string DeviceKind() { return runtime::Client::Get().device_kind(); }
 
+int CurrentDevice() { return c10::impl::getDeviceGuardImpl(c10::DeviceType::XLA)->getDevice().index(); }
+
+void SetCurrentDevice(int ordinal) {
+  c10::impl::getDeviceGuardImpl(c10::DeviceType::XLA)->setDevice(XlaDevice(ordinal));
+}
+
 void Sync(bool wait) { exec::SyncAll(wait); }
 
 void SyncDevices(const std::vector<int>& ordinals, bool wait) {
-  for (int ordinal : ordinals) exec::SyncDevice(OrdinalOf(XlaDeviceOf(ordinal)), false);
-  if (wait) runtime::Client::Get().WaitAll();
+  std::vector<int> devices;
+  for (int ordinal : ordinals) devices.push_back(OrdinalOf(XlaDeviceOf(ordinal)));
+  exec::SyncDevices(devices, wait);
 }
 
 void WaitDeviceOps() { runtime::Client::Get().WaitAll(); }

@@ -16,8 +16,14 @@ int DeviceCount();
 // "CPU", "CUDA" or "TPU": the kind of the PJRT plugin in use.
 std::string DeviceKind();
 
+// The calling thread's current XLA device (the one "xla" without an index means), and
+// setting it (c10's device guard for the XLA device type).
+int CurrentDevice();
+void SetCurrentDevice(int ordinal);
+
 // Runs the pending graph of every device (or of the given devices) as one compiled
-// computation each; with `wait`, blocks until it has run.
+// computation each; with `wait`, blocks until it has run. Graphs with collectives run
+// replicated (aten/collectives.h).
 void Sync(bool wait = false);
 void SyncDevices(const std::vector<int>& ordinals, bool wait = false);
 // Blocks until all enqueued device work has finished.

@@ -1,6 +1,7 @@
 #include "aten/bridge.h"
 
 #include <ATen/FunctionalTensorWrapper.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include "aten/xla_tensor_impl.h"
@@ -57,7 +58,9 @@ c10::Device XlaDeviceOf(int ordinal) { return c10::Device(c10::DeviceType::XLA, 
 
 int OrdinalOf(const c10::Device& device) {
   TORCH_CHECK(device.type() == c10::DeviceType::XLA, "expected an XLA device, got ", device);
-  int ordinal = device.has_index() ? device.index() : 0;
+  // 'xla' without an index is the calling thread's current device (a replica's own).
+  int ordinal = device.has_index() ? device.index()
+                                   : c10::impl::getDeviceGuardImpl(c10::DeviceType::XLA)->getDevice().index();
   int count = runtime::Client::Get().device_count();
   TORCH_CHECK(ordinal >= 0 && ordinal < count, "XLA device xla:", ordinal, " does not exist; there are ", count,
               " devices (xla:0 to xla:", count - 1, ")");

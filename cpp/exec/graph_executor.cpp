@@ -2,13 +2,20 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
-#include <string>
+#include <exception>
+#include <future>
 #include <memory>
 #include <mutex>
+#include <map>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 
+#include "exec/replication.h"
+#include "ir/builder_collectives.h"
 #include "lowering/lowering_context.h"
 #include "runtime/metrics.h"
 
@@ -27,6 +34,7 @@ struct PostOrderGraph {
   std::vector<int> leaf_nodes;           // per parameter: graph nodes holding its buffer
   std::vector<Value> roots;              // distinct root values
   std::vector<int> aliased_output;       // per parameter: root whose result reuses its buffer, or -1
+  std::vector<const Node*> collectives;  // collective ops, in post-order
   hash_t hash = 0;                       // structure, shared parameters and output aliasing
 };
 
@@ -58,6 +66,7 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
       const Node* done = node;
       stack.pop_back();
       g.nodes.push_back(done);
+      if (ir::IsCollective(done->op())) g.collectives.push_back(done);
       if (done->leaf_kind() == ir::LeafKind::kDeviceData) {
         auto [it, inserted] = buffer_parameter.emplace(done->buffer().get(), static_cast<int>(g.parameters.size()));
         if (inserted) {
@@ -81,20 +90,29 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
   return g;
 }
 
-// Chooses the device-data parameters whose buffers the execution may overwrite: those
-// referenced by nothing but this graph's own leaf nodes (no tensor holds them, so once
-// the synced tensors take their new buffers nobody can read them again). Each is paired
-// with a result of the same shape, which XLA then writes in place: a training step
-// updates its parameters and optimizer state without allocating new buffers. Only
-// valid when the sync takes every pending tensor of the device, so no IR outside this
-// graph can still reference the leaves. Returns the donated parameter indices.
-std::vector<int64_t> AssignDonations(PostOrderGraph& g) {
+// The device-data parameters whose buffers the execution may overwrite: those referenced
+// by nothing but this graph's own leaf nodes (no tensor holds them, so once the synced
+// tensors take their new buffers nobody can read them again). Only valid when the sync
+// takes every pending tensor of the device, so no IR outside this graph can still
+// reference the leaves.
+std::vector<bool> DonatableParameters(const PostOrderGraph& g) {
+  std::vector<bool> donatable(g.parameters.size(), false);
+  for (std::size_t i = 0; i < g.parameters.size(); ++i) {
+    const Node* p = g.parameters[i];
+    donatable[i] = p->leaf_kind() == ir::LeafKind::kDeviceData && p->buffer().use_count() == g.leaf_nodes[i];
+  }
+  return donatable;
+}
+
+// Pairs each donatable parameter with a result of the same shape, which XLA then writes
+// in place: a training step updates its parameters and optimizer state without
+// allocating new buffers. Returns the donated parameter indices.
+std::vector<int64_t> AssignDonations(PostOrderGraph& g, const std::vector<bool>& donatable) {
   std::vector<int64_t> donated;
   std::vector<bool> taken(g.roots.size(), false);
   for (std::size_t i = 0; i < g.parameters.size(); ++i) {
+    if (!donatable[i]) continue;
     const Node* p = g.parameters[i];
-    if (p->leaf_kind() != ir::LeafKind::kDeviceData) continue;
-    if (p->buffer().use_count() != g.leaf_nodes[i]) continue;
     for (std::size_t r = 0; r < g.roots.size(); ++r) {
       if (taken[r] || !(g.roots[r].shape() == p->shape())) continue;
       taken[r] = true;
@@ -107,7 +125,7 @@ std::vector<int64_t> AssignDonations(PostOrderGraph& g) {
   return donated;
 }
 
-std::string Lower(const PostOrderGraph& g) {
+std::string Lower(const PostOrderGraph& g, int num_replicas) {
   lowering::LoweringContext ctx;
   std::vector<lowering::Ssa> params(g.parameters.size());
   for (std::size_t i = 0; i < g.parameters.size(); ++i)
@@ -128,7 +146,7 @@ std::string Lower(const PostOrderGraph& g) {
   }
   std::vector<lowering::Ssa> results;
   for (const Value& r : g.roots) results.push_back(ctx.Lookup(r));
-  return ctx.Finish(results, 1);
+  return ctx.Finish(results, num_replicas);
 }
 
 // XLA_DONATE_BUFFERS=0 turns buffer donation off (for debugging).
@@ -140,14 +158,67 @@ bool DonationEnabled() {
   return enabled;
 }
 
-struct ComputationCache {
-  std::mutex mu;
-  std::unordered_map<hash_t, runtime::ExecutablePtr> entries;
+// Compiled computations by graph hash, shared by every device and replica thread. A graph
+// is compiled once: a thread that finds it being compiled by another waits for that
+// compile instead of starting its own (replicas usually trace the same graph at the same
+// time). A failed compile is not kept, so a later sync tries again.
+class ComputationCache {
+ public:
+  template <typename CompileFn>
+  runtime::ExecutablePtr GetOrCompile(hash_t hash, CompileFn&& compile) {
+    std::promise<runtime::ExecutablePtr> promise;
+    std::shared_future<runtime::ExecutablePtr> entry;
+    bool mine = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto [it, inserted] = entries_.try_emplace(hash);
+      if (inserted) {
+        it->second = promise.get_future().share();
+        mine = true;
+      }
+      entry = it->second;
+    }
+    if (!mine) {
+      static metrics::Counter* cached = metrics::GetCounter("CachedCompile");
+      cached->Add();
+      return entry.get();  // rethrows the other thread's compile error
+    }
+    static metrics::Counter* uncached = metrics::GetCounter("UncachedCompile");
+    uncached->Add();
+    try {
+      runtime::ExecutablePtr exe = compile();
+      promise.set_value(exe);
+      return exe;
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+      std::lock_guard<std::mutex> lock(mu_);
+      entries_.erase(hash);
+      throw;
+    }
+  }
+
+  std::size_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return entries_.size();
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<hash_t, std::shared_future<runtime::ExecutablePtr>> entries_;
 };
 
 ComputationCache& Cache() {
   static ComputationCache* cache = new ComputationCache();
   return *cache;
+}
+
+runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const std::vector<int>& replica_devices) {
+  return Cache().GetOrCompile(key, [&] {
+    static metrics::Metric* compile_time = metrics::GetMetric("CompileTime");
+    std::string module = Lower(g, static_cast<int>(replica_devices.size()));
+    metrics::ScopedTimer timer(compile_time);
+    return runtime::Client::Get().Compile(module, static_cast<int>(replica_devices.size()), replica_devices);
+  });
 }
 
 // One sync at a time per device keeps the order of updates to a tensor well defined.
@@ -238,98 +309,199 @@ runtime::BufferPtr UploadScalar(const Node* node, int device) {
   return cache->Get(bytes, size, node->shape().type, device);
 }
 
-// Compiles (or finds) and runs the graph of `tensors`, all pending on `device`.
-// `all_pending`: the tensors are every pending tensor of the device (buffers may be donated).
-void RunGraph(int device, const std::vector<XlaTensorPtr>& tensors, bool all_pending) {
-  if (tensors.empty()) return;
-  std::vector<int> root_of;
-  std::vector<Value> roots = CollectRoots(tensors, &root_of);
-  PostOrderGraph g = BuildGraph(roots);
-  g.roots = roots;
-  std::vector<int64_t> donated;
-  if (all_pending && DonationEnabled()) donated = AssignDonations(g);
-
-  runtime::Client& client = runtime::Client::Get();
-  runtime::ExecutablePtr exe;
-  {
-    ComputationCache& cache = Cache();
-    std::lock_guard<std::mutex> lock(cache.mu);
-    auto it = cache.entries.find(g.hash);
-    if (it != cache.entries.end()) exe = it->second;
-  }
-  if (exe) {
-    static metrics::Counter* cached = metrics::GetCounter("CachedCompile");
-    cached->Add();
-  } else {
-    static metrics::Counter* uncached = metrics::GetCounter("UncachedCompile");
-    static metrics::Metric* compile_time = metrics::GetMetric("CompileTime");
-    uncached->Add();
-    std::string module = Lower(g);
-    {
-      metrics::ScopedTimer timer(compile_time);
-      exe = client.Compile(module, 1);
-    }
-    ComputationCache& cache = Cache();
-    std::lock_guard<std::mutex> lock(cache.mu);
-    cache.entries.emplace(g.hash, exe);
-  }
-
-  // The argument buffers stay with the runtime until the execution is done: the graph
-  // (and with it the last reference to many of them) is released right after the launch.
-  std::vector<runtime::BufferPtr> arg_buffers;
-  std::vector<runtime::Buffer*> args;
-  arg_buffers.reserve(g.parameters.size());
-  args.reserve(g.parameters.size());
+// The buffers of a graph's parameters on `device`: device data as is, scalars uploaded.
+std::vector<runtime::BufferPtr> ArgumentBuffers(const PostOrderGraph& g, int device) {
+  std::vector<runtime::BufferPtr> buffers;
+  buffers.reserve(g.parameters.size());
   for (const Node* p : g.parameters) {
     if (p->leaf_kind() == ir::LeafKind::kDeviceData) {
       if (p->buffer()->device() != device)
         throw std::runtime_error("a graph on xla:" + std::to_string(device) + " uses data of xla:" +
                                  std::to_string(p->buffer()->device()) + "; move it with .to() first");
-      arg_buffers.push_back(p->buffer());
+      buffers.push_back(p->buffer());
     } else {
-      arg_buffers.push_back(UploadScalar(p, device));
+      buffers.push_back(UploadScalar(p, device));
     }
-    args.push_back(arg_buffers.back().get());
   }
+  return buffers;
+}
+
+std::vector<runtime::Buffer*> RawPointers(const std::vector<runtime::BufferPtr>& buffers) {
+  std::vector<runtime::Buffer*> raw;
+  raw.reserve(buffers.size());
+  for (const runtime::BufferPtr& b : buffers) raw.push_back(b.get());
+  return raw;
+}
+
+void CountDonations(std::size_t count) {
+  static metrics::Counter* donations = metrics::GetCounter("DonatedBuffers");
+  if (count > 0) donations->Add(static_cast<int64_t>(count));
+}
+
+// "graph 3f2a... (120 ops, 9 inputs; collectives: all_reduce(f32[10], f32[10, 5]) -> ...)",
+// for the errors of replicated launches.
+std::string DescribeGraph(const PostOrderGraph& g) {
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(g.hash));
+  std::string out = std::string("graph ") + hash + " (" + std::to_string(g.nodes.size()) + " ops, " +
+                    std::to_string(g.parameters.size()) + " inputs; collectives: ";
+  constexpr std::size_t kMaxListed = 4;
+  for (std::size_t i = 0; i < g.collectives.size() && i < kMaxListed; ++i) {
+    out += (i ? ", " : "") + g.collectives[i]->ToString();
+  }
+  if (g.collectives.size() > kMaxListed) out += " and " + std::to_string(g.collectives.size() - kMaxListed) + " more";
+  return out + ")";
+}
+
+// A graph on its way: a single-device graph is launched at once; a replicated one waits
+// at its replication's rendezvous (ticket) until every replica has arrived.
+struct Launch {
+  std::vector<XlaTensorPtr> tensors;
+  std::vector<int> root_of;
+  std::shared_ptr<Replication> replication;
+  LaunchRendezvous::Ticket ticket;
+};
+
+// Runs a graph without collectives on `device` alone; the tensors take their outputs.
+void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors,
+                  const std::vector<int>& root_of, bool all_pending) {
+  std::vector<int64_t> donated;
+  if (all_pending && DonationEnabled()) donated = AssignDonations(g, DonatableParameters(g));
+  runtime::ExecutablePtr exe = CompileGraph(g, g.hash, {device});
+  // The argument buffers stay with the runtime until the execution is done: the graph
+  // (and with it the last reference to many of them) is released right after the launch.
+  std::vector<runtime::BufferPtr> arg_buffers = ArgumentBuffers(g, device);
+  std::vector<runtime::Buffer*> args = RawPointers(arg_buffers);
   std::vector<std::vector<runtime::BufferPtr>> outputs;
   {
     static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
     metrics::ScopedTimer timer(execute_time);
-    outputs = client.Execute(*exe, {args}, {device}, donated, std::move(arg_buffers));
+    outputs = runtime::Client::Get().Execute(*exe, {args}, {device}, donated, std::move(arg_buffers));
   }
-  if (!donated.empty()) {
-    static metrics::Counter* donations = metrics::GetCounter("DonatedBuffers");
-    donations->Add(static_cast<int64_t>(donated.size()));
-  }
+  CountDonations(donated.size());
   for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i]->SetBuffer(outputs[0][root_of[i]]);
+}
+
+// Brings a graph with collectives to its replication's rendezvous. The replica that
+// arrives last compiles the graph (once, for every replica) and launches all replicas
+// as one execution; donation is what every replica may donate.
+LaunchRendezvous::Ticket ArriveReplicated(Replication& replication, int device, PostOrderGraph& g,
+                                          bool all_pending) {
+  ReplicaArguments part;
+  part.donatable = all_pending && DonationEnabled() ? DonatableParameters(g)
+                                                    : std::vector<bool>(g.parameters.size(), false);
+  // After DonatableParameters: holding the buffers here raises their use counts.
+  part.buffers = ArgumentBuffers(g, device);
+  const std::vector<int>& devices = replication.devices();
+  auto launch = [&g, &devices](std::vector<ReplicaArguments>& parts) {
+    std::vector<bool> donatable = parts[0].donatable;
+    for (const ReplicaArguments& p : parts)
+      for (std::size_t i = 0; i < donatable.size(); ++i) donatable[i] = donatable[i] && p.donatable[i];
+    std::vector<int64_t> donated = AssignDonations(g, donatable);
+    hash_t key = g.hash;
+    for (int d : devices) key = ir::HashCombine(key, static_cast<hash_t>(d) + 1);
+    runtime::ExecutablePtr exe = CompileGraph(g, key, devices);
+    std::vector<std::vector<runtime::Buffer*>> args;
+    std::vector<runtime::BufferPtr> held;
+    for (ReplicaArguments& p : parts) {
+      args.push_back(RawPointers(p.buffers));
+      held.insert(held.end(), p.buffers.begin(), p.buffers.end());
+    }
+    std::vector<ReplicaOutputs> outputs;
+    {
+      static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
+      metrics::ScopedTimer timer(execute_time);
+      outputs = runtime::Client::Get().Execute(*exe, args, devices, donated, std::move(held));
+    }
+    CountDonations(donated.size() * parts.size());
+    return outputs;
+  };
+  int replica = replication.ReplicaOf(device);
+  return replication.rendezvous().Arrive(replica, g.hash, DescribeGraph(g), std::move(part), launch);
+}
+
+// Starts the graph of `tensors`, all pending on `device`. `all_pending`: the tensors are
+// every pending tensor of the device (buffers may be donated). Returns the launch to
+// complete for a replicated graph.
+std::optional<Launch> StartGraph(int device, const std::vector<XlaTensorPtr>& tensors, bool all_pending) {
+  if (tensors.empty()) return std::nullopt;
+  Launch launch;
+  launch.tensors = tensors;
+  std::vector<Value> roots = CollectRoots(tensors, &launch.root_of);
+  PostOrderGraph g = BuildGraph(roots);
+  g.roots = std::move(roots);
+  if (g.collectives.empty()) {
+    LaunchSingle(device, g, launch.tensors, launch.root_of, all_pending);
+    return std::nullopt;
+  }
+  launch.replication = ReplicationOf(device);
+  if (!launch.replication) {
+    throw std::runtime_error("the graph of xla:" + std::to_string(device) + " has collective ops (" +
+                             g.collectives[0]->ToString() +
+                             "), but xla:" + std::to_string(device) +
+                             " is not a replica of a running replication: collectives run inside xmp.spawn, "
+                             "torch_xla.launch or DataParallel");
+  }
+  launch.ticket = ArriveReplicated(*launch.replication, device, g, all_pending);
+  return launch;
+}
+
+// Waits for a replicated launch; its tensors take their outputs.
+void CompleteGraph(Launch& launch) {
+  ReplicaOutputs outputs = launch.replication->rendezvous().Wait(launch.ticket);
+  for (std::size_t i = 0; i < launch.tensors.size(); ++i) launch.tensors[i]->SetBuffer(outputs[launch.root_of[i]]);
+}
+
+// Runs the graphs of `pending` (device -> its tensors to sync), holding every device's
+// sync lock: single-device graphs launch at once, replicated ones all arrive at their
+// rendezvous before any waits, so one thread can drive every replica. The first error is
+// rethrown once every started launch has completed or failed.
+void SyncGraphs(std::map<int, std::vector<XlaTensorPtr>>& pending, bool all_pending) {
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (auto& [device, tensors] : pending) locks.emplace_back(DeviceMutex(device));
+  std::exception_ptr first_error;
+  std::vector<Launch> started;
+  for (auto& [device, tensors] : pending) {
+    // Another thread may have synced some of them meanwhile.
+    if (!all_pending) {
+      tensors.erase(std::remove_if(tensors.begin(), tensors.end(), [](const XlaTensorPtr& t) { return !t->is_pending(); }),
+                    tensors.end());
+    }
+    try {
+      if (std::optional<Launch> launch = StartGraph(device, all_pending ? PendingTensors(device) : tensors, all_pending))
+        started.push_back(std::move(*launch));
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  for (Launch& launch : started) {
+    try {
+      CompleteGraph(launch);
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
 }
 
 }  // namespace
 
-void SyncDevice(int device, bool wait) {
-  {
-    std::lock_guard<std::mutex> lock(DeviceMutex(device));
-    RunGraph(device, PendingTensors(device), /*all_pending=*/true);
-  }
+void SyncDevices(const std::vector<int>& devices, bool wait) {
+  std::map<int, std::vector<XlaTensorPtr>> pending;
+  for (int device : devices) pending[device];
+  SyncGraphs(pending, /*all_pending=*/true);
   if (wait) runtime::Client::Get().WaitAll();
 }
 
-void SyncAll(bool wait) {
-  for (int device : DevicesWithPendingTensors()) SyncDevice(device, false);
-  if (wait) runtime::Client::Get().WaitAll();
-}
+void SyncDevice(int device, bool wait) { SyncDevices({device}, wait); }
+
+void SyncAll(bool wait) { SyncDevices(DevicesWithPendingTensors(), wait); }
 
 void SyncTensors(const std::vector<XlaTensorPtr>& tensors) {
-  std::unordered_map<int, std::vector<XlaTensorPtr>> by_device;
+  std::map<int, std::vector<XlaTensorPtr>> by_device;
   for (const XlaTensorPtr& t : tensors)
     if (t->is_pending()) by_device[t->device()].push_back(t);
-  for (auto& [device, list] : by_device) {
-    std::lock_guard<std::mutex> lock(DeviceMutex(device));
-    // Another thread may have synced some of them meanwhile.
-    list.erase(std::remove_if(list.begin(), list.end(), [](const XlaTensorPtr& t) { return !t->is_pending(); }),
-               list.end());
-    RunGraph(device, list, /*all_pending=*/false);
-  }
+  if (!by_device.empty()) SyncGraphs(by_device, /*all_pending=*/false);
 }
 
 std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors) {
@@ -337,13 +509,11 @@ std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors) {
   for (const XlaTensorPtr& t : tensors) roots.push_back(t->GetIrValue());
   PostOrderGraph g = BuildGraph(roots);
   g.roots = roots;
-  return Lower(g);
+  int num_replicas = 1;
+  if (!g.collectives.empty()) num_replicas = static_cast<int>(ir::CollectiveAttrs::From(g.collectives[0]->attrs()).num_replicas);
+  return Lower(g, num_replicas);
 }
 
-std::size_t CachedComputationCount() {
-  ComputationCache& cache = Cache();
-  std::lock_guard<std::mutex> lock(cache.mu);
-  return cache.entries.size();
-}
+std::size_t CachedComputationCount() { return Cache().size(); }
 
 }  // namespace torch_xla::exec

@@ -11,8 +11,13 @@
 namespace torch_xla::exec {
 
 // Runs every pending tensor of `device` as one compiled graph (mark_step). With
-// `wait`, blocks until the execution has finished.
+// `wait`, blocks until the execution has finished. A graph with collective ops runs
+// replicated (exec/replication.h): the call returns once every replica has synced its
+// device and the replicated computation has been launched.
 void SyncDevice(int device, bool wait);
+// The same for several devices; the graphs of replicas of one replication may all be
+// synced by the one call.
+void SyncDevices(const std::vector<int>& devices, bool wait);
 // Runs every pending tensor of every device.
 void SyncAll(bool wait);
 // Materializes these tensors (their graph only), e.g. before a copy to the host.

@@ -284,6 +284,15 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
     if (devices_.empty()) {
       throw RuntimeError("PJRT plugin '" + plugin_path_ + "' reports no addressable devices");
     }
+    for (PJRT_Device* device : devices_) {
+      auto description_args = PJRT_ARGS(PJRT_Device_GetDescription_Args);
+      description_args.device = device;
+      PJRT_CALL(api_, PJRT_Device_GetDescription, description_args);
+      auto id_args = PJRT_ARGS(PJRT_DeviceDescription_Id_Args);
+      id_args.device_description = description_args.device_description;
+      PJRT_CALL(api_, PJRT_DeviceDescription_Id, id_args);
+      device_ids_.push_back(id_args.id);
+    }
   } catch (...) {
     DestroyClientHandle(api_, client_);
     throw;
@@ -355,10 +364,25 @@ void Client::TransferFromDevice(const Buffer& buffer, void* dst, std::size_t dst
 
 // ---- compile and execute ---------------------------------------------------------------
 
-ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas) {
+ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas,
+                              const std::vector<int>& replica_devices) {
   if (num_replicas < 1 || num_replicas > device_count()) {
     throw RuntimeError("Compile: num_replicas " + std::to_string(num_replicas) +
                        " must be in [1, " + std::to_string(device_count()) + "]");
+  }
+  if (!replica_devices.empty() && replica_devices.size() != static_cast<std::size_t>(num_replicas)) {
+    throw RuntimeError("Compile: " + std::to_string(replica_devices.size()) + " replica devices for " +
+                       std::to_string(num_replicas) + " replicas");
+  }
+  // An explicit assignment only where it differs from XLA's default (replica r on device r).
+  std::vector<int64_t> replica_device_ids;
+  if (num_replicas > 1) {
+    bool identity = true;
+    for (int r = 0; r < static_cast<int>(replica_devices.size()); ++r) identity = identity && replica_devices[r] == r;
+    for (int r = 0; !identity && r < num_replicas; ++r) {
+      device(replica_devices[r]);  // range check
+      replica_device_ids.push_back(device_ids_[replica_devices[r]]);
+    }
   }
   static constexpr std::string_view kFormat = "mlir";
   auto program = PJRT_ARGS(PJRT_Program);
@@ -371,7 +395,7 @@ ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas) 
   // Single-device executables are portable so that Execute can launch them on any device;
   // replicated ones keep the default assignment (replica r on device r).
   const std::string options =
-      internal::SerializeCompileOptions(num_replicas, /*num_partitions=*/1, num_replicas == 1);
+      internal::SerializeCompileOptions(num_replicas, /*num_partitions=*/1, num_replicas == 1, replica_device_ids);
   auto args = PJRT_ARGS(PJRT_Client_Compile_Args);
   args.client = client_;
   args.program = &program;

@@ -116,8 +116,10 @@ class Client {
   void TransferFromDevice(const Buffer& buffer, void* dst, std::size_t dst_bytes);
 
   // Compiles a StableHLO module (MLIR text). The error of a failed compile carries the
-  // plugin's message. num_replicas > 1 compiles for replicated execution.
-  ExecutablePtr Compile(const std::string& mlir_module, int num_replicas = 1);
+  // plugin's message. num_replicas > 1 compiles for replicated execution, replica r on
+  // device replica_devices[r] (device ordinals; default: replica r on device r).
+  ExecutablePtr Compile(const std::string& mlir_module, int num_replicas = 1,
+                        const std::vector<int>& replica_devices = {});
 
   // Enqueues an execution; returns the output buffers per replica at once (they become
   // ready when the execution finishes). arguments[r] are the parameters of replica r,
@@ -144,6 +146,7 @@ class Client {
   const PJRT_Api* api_ = nullptr;
   PJRT_Client* client_ = nullptr;
   std::vector<PJRT_Device*> devices_;
+  std::vector<int64_t> device_ids_;  // PJRT's global id of each device
   std::string device_kind_;
   std::string platform_name_;
   std::string plugin_path_;

@@ -10,6 +10,11 @@ constexpr int kExecutableBuildOptionsField = 3;  // CompileOptionsProto
 constexpr int kCompilePortableField = 4;         // CompileOptionsProto
 constexpr int kNumReplicasField = 4;             // ExecutableBuildOptionsProto
 constexpr int kNumPartitionsField = 5;           // ExecutableBuildOptionsProto
+constexpr int kDeviceAssignmentField = 9;        // ExecutableBuildOptionsProto
+constexpr int kReplicaCountField = 1;            // DeviceAssignmentProto
+constexpr int kComputationCountField = 2;        // DeviceAssignmentProto
+constexpr int kComputationDevicesField = 3;      // DeviceAssignmentProto
+constexpr int kReplicaDeviceIdsField = 1;        // DeviceAssignmentProto.ComputationDevice
 constexpr int kWireVarint = 0;
 constexpr int kWireLengthDelimited = 2;
 
@@ -25,19 +30,43 @@ void AppendTag(std::string& out, int field, int wire_type) {
   AppendVarint(out, (static_cast<uint64_t>(field) << 3) | wire_type);
 }
 
+void AppendMessage(std::string& out, int field, const std::string& message) {
+  AppendTag(out, field, kWireLengthDelimited);
+  AppendVarint(out, message.size());
+  out += message;
+}
+
+// DeviceAssignmentProto for one computation (partition) whose replica r runs on the
+// device with id device_ids[r].
+std::string SerializeDeviceAssignment(const std::vector<int64_t>& device_ids) {
+  std::string ids;  // packed repeated int64
+  for (int64_t id : device_ids) AppendVarint(ids, static_cast<uint64_t>(id));
+  std::string computation;
+  AppendMessage(computation, kReplicaDeviceIdsField, ids);
+  std::string out;
+  AppendTag(out, kReplicaCountField, kWireVarint);
+  AppendVarint(out, device_ids.size());
+  AppendTag(out, kComputationCountField, kWireVarint);
+  AppendVarint(out, 1);
+  AppendMessage(out, kComputationDevicesField, computation);
+  return out;
+}
+
 }  // namespace
 
-std::string SerializeCompileOptions(int num_replicas, int num_partitions, bool portable) {
+std::string SerializeCompileOptions(int num_replicas, int num_partitions, bool portable,
+                                    const std::vector<int64_t>& replica_device_ids) {
   std::string build_options;
   AppendTag(build_options, kNumReplicasField, kWireVarint);
   AppendVarint(build_options, static_cast<uint64_t>(num_replicas));
   AppendTag(build_options, kNumPartitionsField, kWireVarint);
   AppendVarint(build_options, static_cast<uint64_t>(num_partitions));
+  if (!replica_device_ids.empty()) {
+    AppendMessage(build_options, kDeviceAssignmentField, SerializeDeviceAssignment(replica_device_ids));
+  }
 
   std::string out;
-  AppendTag(out, kExecutableBuildOptionsField, kWireLengthDelimited);
-  AppendVarint(out, build_options.size());
-  out += build_options;
+  AppendMessage(out, kExecutableBuildOptionsField, build_options);
   if (portable) {
     AppendTag(out, kCompilePortableField, kWireVarint);
     AppendVarint(out, 1);

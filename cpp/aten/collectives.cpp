@@ -1,0 +1,167 @@
+#include "aten/collectives.h"
+
+#include <cmath>
+#include <map>
+
+#include "aten/kernel_util.h"
+#include "exec/replication.h"
+#include "ir/builder_collectives.h"
+
+namespace torch_xla {
+namespace {
+
+using ir::ReduceKind;
+using ir::Value;
+
+ReduceKind ParseReduceType(const std::string& name, const char* op) {
+  static const std::map<std::string, ReduceKind> kinds = {
+      {"sum", ReduceKind::kSum}, {"mul", ReduceKind::kProd}, {"and", ReduceKind::kAnd},
+      {"or", ReduceKind::kOr},   {"min", ReduceKind::kMin},  {"max", ReduceKind::kMax}};
+  auto it = kinds.find(name);
+  TORCH_CHECK(it != kinds.end(), op, ": unknown reduce type '", name,
+              "'; expected one of sum, mul, and, or, min, max");
+  return it->second;
+}
+
+// The replicas a collective on `device` runs across: the running replication's, or the
+// device alone.
+int64_t ReplicaCount(int device) {
+  std::shared_ptr<exec::Replication> replication = exec::ReplicationOf(device);
+  return replication ? replication->size() : 1;
+}
+
+IrInput CollectiveInput(const at::Tensor& input, const char* op) {
+  TORCH_CHECK(IsXlaTensor(input), op, ": expected a tensor on an XLA device, got a ", input.device(), " tensor ",
+              DescribeTensor(input));
+  return GetIrInput(input, op);
+}
+
+// `value` times `scale` (a graph parameter, so another scale does not recompile).
+Value Scaled(const Value& value, double scale, const char* op) {
+  if (scale == 1.0) return value;
+  runtime::ElementType type = value.shape().type;
+  bool integral = !runtime::IsFloating(type) && !runtime::IsComplex(type);
+  TORCH_CHECK(!integral || scale == std::trunc(scale), op, ": scale ", scale,
+              " is not a whole number, so it cannot scale the integer tensor ", value.shape().ToString());
+  TORCH_CHECK(type != runtime::ElementType::kPred, op, ": bool tensors take no scale (got ", scale, ")");
+  return Mul(value, ir::Broadcast(IrScalar(at::Scalar(scale), type), value.shape().dims));
+}
+
+}  // namespace
+
+std::vector<at::Tensor> AllReduce(const std::string& reduce_type, const std::vector<at::Tensor>& inputs, double scale,
+                                  const ReplicaGroups& groups) {
+  constexpr const char* kOp = "all_reduce";
+  XLA_COUNT("all_reduce");
+  ReduceKind reduce = ParseReduceType(reduce_type, kOp);
+  TORCH_CHECK(!inputs.empty(), kOp, ": no tensors to reduce");
+  std::vector<IrInput> in;
+  for (const at::Tensor& t : inputs) {
+    in.push_back(CollectiveInput(t, kOp));
+    TORCH_CHECK(in.back().device == in[0].device, kOp, ": expected every tensor on one device, got xla:", in[0].device,
+                " and xla:", in.back().device);
+  }
+  int device = in[0].device;
+  int64_t replicas = ReplicaCount(device);
+  // One collective per element type (a reduction's region has one type).
+  std::map<runtime::ElementType, std::vector<std::size_t>> by_type;
+  for (std::size_t i = 0; i < in.size(); ++i) by_type[in[i].v.shape().type].push_back(i);
+  std::vector<at::Tensor> out(inputs.size());
+  Checked(kOp, [&] {
+    for (const auto& [type, indices] : by_type) {
+      std::vector<Value> values;
+      for (std::size_t i : indices) values.push_back(in[i].v);
+      std::vector<Value> reduced = ir::AllReduce(reduce, values, groups, replicas);
+      // One replica's reduction is its own value (the node above checked the arguments).
+      if (replicas == 1) reduced = values;
+      for (std::size_t k = 0; k < indices.size(); ++k)
+        out[indices[k]] = AtenFromIr(Scaled(reduced[k], scale, kOp), device);
+    }
+    return 0;
+  });
+  return out;
+}
+
+at::Tensor AllGather(const at::Tensor& input, int64_t dim, const ReplicaGroups& groups) {
+  constexpr const char* kOp = "all_gather";
+  XLA_COUNT("all_gather");
+  IrInput in = CollectiveInput(input, kOp);
+  int64_t d = WrapDim(dim, in.v.shape().rank(), kOp);
+  int64_t replicas = ReplicaCount(in.device);
+  return Checked(kOp, [&] {
+    Value gathered = ir::AllGather(in.v, d, groups, replicas);
+    return AtenFromIr(replicas == 1 ? in.v : gathered, in.device);
+  });
+}
+
+at::Tensor ReduceScatter(const std::string& reduce_type, const at::Tensor& input, double scale, int64_t scatter_dim,
+                         int64_t shard_count, const ReplicaGroups& groups) {
+  constexpr const char* kOp = "reduce_scatter";
+  XLA_COUNT("reduce_scatter");
+  ReduceKind reduce = ParseReduceType(reduce_type, kOp);
+  IrInput in = CollectiveInput(input, kOp);
+  int64_t d = WrapDim(scatter_dim, in.v.shape().rank(), kOp);
+  int64_t replicas = ReplicaCount(in.device);
+  return Checked(kOp, [&] {
+    ir::ReplicaGroups full = ir::NormalizeReplicaGroups(groups, replicas, kOp);
+    TORCH_CHECK(shard_count == static_cast<int64_t>(full[0].size()), kOp, ": shard_count ", shard_count,
+                " must equal the number of replicas in a group (", full[0].size(), ")");
+    Value scattered = ir::ReduceScatter(reduce, in.v, d, full, replicas);
+    return AtenFromIr(Scaled(replicas == 1 ? in.v : scattered, scale, kOp), in.device);
+  });
+}
+
+at::Tensor AllToAll(const at::Tensor& input, int64_t split_dim, int64_t concat_dim, int64_t split_count,
+                    const ReplicaGroups& groups) {
+  constexpr const char* kOp = "all_to_all";
+  XLA_COUNT("all_to_all");
+  IrInput in = CollectiveInput(input, kOp);
+  int64_t rank = in.v.shape().rank();
+  int64_t split = WrapDim(split_dim, rank, kOp), concat = WrapDim(concat_dim, rank, kOp);
+  int64_t replicas = ReplicaCount(in.device);
+  return Checked(kOp, [&] {
+    Value exchanged = ir::AllToAll(in.v, split, concat, split_count, groups, replicas);
+    return AtenFromIr(replicas == 1 ? in.v : exchanged, in.device);
+  });
+}
+
+at::Tensor CollectivePermute(const at::Tensor& input, const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+  constexpr const char* kOp = "collective_permute";
+  XLA_COUNT("collective_permute");
+  IrInput in = CollectiveInput(input, kOp);
+  int64_t replicas = ReplicaCount(in.device);
+  return Checked(kOp, [&] {
+    Value permuted = ir::CollectivePermute(in.v, pairs, replicas);
+    // Nothing to send, or one replica that can only send to itself: no exchange at all.
+    if (pairs.empty() || replicas == 1) {
+      permuted = pairs.empty() ? ScalarLike(0, in.v) : in.v;
+    }
+    return AtenFromIr(permuted, in.device);
+  });
+}
+
+void BeginReplication(const std::vector<int>& ordinals) {
+  try {
+    exec::BeginReplication(ordinals);
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
+void EndReplication(const std::string& why) { exec::EndReplication(why); }
+
+void LeaveReplication(int replica, const std::string& why) {
+  if (std::shared_ptr<exec::Replication> replication = exec::ActiveReplication())
+    replication->rendezvous().Leave(replica, why);
+}
+
+void AbortReplication(const std::string& why) {
+  if (std::shared_ptr<exec::Replication> replication = exec::ActiveReplication()) replication->rendezvous().Abort(why);
+}
+
+std::vector<int> ReplicationDevices() {
+  std::shared_ptr<exec::Replication> replication = exec::ActiveReplication();
+  return replication ? replication->devices() : std::vector<int>{};
+}
+
+}  // namespace torch_xla

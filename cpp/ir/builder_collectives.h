@@ -1,0 +1,65 @@
+#pragma once
+// Constructors of the collective IR ops (StableHLO's all_reduce, all_gather,
+// reduce_scatter, all_to_all, collective_permute) with their shape rules. They exchange
+// data between the replicas of a replicated computation (exec/replication.h); replica
+// groups name replicas by ordinal. Like ir/builder.h, every function checks its inputs and
+// throws std::invalid_argument naming the op and the shapes.
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "ir/builder.h"
+
+namespace torch_xla::ir {
+
+namespace op {
+extern const OpKind kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute;
+}  // namespace op
+
+// Whether `kind` is one of the collective ops above: a graph holding one must run as one
+// replicated computation on every replica.
+bool IsCollective(OpKind kind);
+
+// Replica groups: each group lists replica ordinals; together the groups hold each of
+// the replicas 0..num_replicas-1 exactly once, and all have the same size. A collective
+// combines the values of the replicas of one group. Empty means one group of them all.
+using ReplicaGroups = std::vector<std::vector<int64_t>>;
+
+// `groups` checked for `num_replicas` replicas and written out in full (the empty list
+// becomes one group of every replica). Throws naming `op` when they are not as above.
+ReplicaGroups NormalizeReplicaGroups(const ReplicaGroups& groups, int64_t num_replicas, const char* op);
+
+// The attributes of a collective node, by name. Fields an op does not use stay 0.
+struct CollectiveAttrs {
+  ReduceKind reduce = ReduceKind::kSum;  // all_reduce, reduce_scatter
+  int64_t dim = 0;          // all_gather: gather dim; reduce_scatter: scatter dim; all_to_all: split dim
+  int64_t concat_dim = 0;   // all_to_all
+  int64_t num_replicas = 0;
+  ReplicaGroups groups;     // normalized groups; collective_permute: its (source, target) pairs
+
+  static CollectiveAttrs From(const Attrs& attrs);
+  Attrs ToAttrs() const;
+};
+
+// stablehlo.all_reduce of every value (one element type for all, the reduction's) over
+// the replicas of each group: one node with one result per value. `reduce`: kSum, kProd,
+// kMax, kMin for numbers; kAnd, kOr for integers and bool (bool also takes kMax, kMin).
+std::vector<Value> AllReduce(ReduceKind reduce, const std::vector<Value>& values, const ReplicaGroups& groups,
+                             int64_t num_replicas);
+// The group's values concatenated along `dim`, in group order.
+Value AllGather(const Value& value, int64_t dim, const ReplicaGroups& groups, int64_t num_replicas);
+// The reduction over the group, split along `dim` into one block per group member; member
+// i keeps block i. `dim`'s size must be divisible by the group size.
+Value ReduceScatter(ReduceKind reduce, const Value& value, int64_t dim, const ReplicaGroups& groups,
+                    int64_t num_replicas);
+// `value` split along split_dim into one block per group member, block i sent to member i,
+// the received blocks concatenated along concat_dim in member order. The group size must
+// equal split_count and divide split_dim's size.
+Value AllToAll(const Value& value, int64_t split_dim, int64_t concat_dim, int64_t split_count,
+               const ReplicaGroups& groups, int64_t num_replicas);
+// Each (source, target) pair sends source's value to target; a replica that is nobody's
+// target receives zeros. Sources are distinct, and so are targets.
+Value CollectivePermute(const Value& value, const std::vector<std::pair<int64_t, int64_t>>& pairs,
+                        int64_t num_replicas);
+
+}  // namespace torch_xla::ir

@@ -1,0 +1,87 @@
+// Lowering rules of the collective ops (ir/builder_collectives.h). Each emits the StableHLO
+// collective with explicit replica groups and no channel handle: the module is compiled
+// once for all replicas (num_replicas in its attributes), so every replica runs the same
+// collective op ids; a channel handle would make all_to_all and collective_permute fail
+// to compile while num_partitions is 1.
+#include "ir/builder_collectives.h"
+#include "lowering/lowering_context.h"
+
+namespace torch_xla::lowering {
+namespace {
+
+using ir::CollectiveAttrs;
+using ir::ReduceKind;
+
+// `dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>`
+std::string GroupsAttribute(const ir::ReplicaGroups& groups) {
+  std::string s = "dense<[";
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    s += g ? ", [" : "[";
+    for (std::size_t i = 0; i < groups[g].size(); ++i) s += (i ? ", " : "") + std::to_string(groups[g][i]);
+    s += "]";
+  }
+  std::size_t size = groups.empty() ? 0 : groups[0].size();
+  return s + "]> : tensor<" + std::to_string(groups.size()) + "x" + std::to_string(size) + "xi64>";
+}
+
+// The region's combining op. Bool tensors take max as or and min as and.
+const char* CombineOp(ReduceKind reduce, ElementType type) {
+  bool pred = type == ElementType::kPred;
+  switch (reduce) {
+    case ReduceKind::kSum: return "stablehlo.add";
+    case ReduceKind::kProd: return "stablehlo.multiply";
+    case ReduceKind::kMax: return pred ? "stablehlo.or" : "stablehlo.maximum";
+    case ReduceKind::kMin: return pred ? "stablehlo.and" : "stablehlo.minimum";
+    case ReduceKind::kAnd: return "stablehlo.and";
+    case ReduceKind::kOr: return "stablehlo.or";
+  }
+  return "stablehlo.add";
+}
+
+// xla::all_reduce: one variadic stablehlo.all_reduce (every operand of one element type).
+std::vector<Ssa> LowerAllReduce(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  CollectiveAttrs a = CollectiveAttrs::From(node.attrs());
+  ElementType type = node.shape(0).type;
+  std::string region = ctx.BinaryRegion(CombineOp(a.reduce, type), type);
+  return ctx.EmitWithRegion("stablehlo.all_reduce", operands, node.shapes(), region,
+                            "replica_groups = " + GroupsAttribute(a.groups));
+}
+LoweringRule all_reduce_rule("xla::all_reduce", LowerAllReduce);
+
+std::vector<Ssa> LowerAllGather(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  CollectiveAttrs a = CollectiveAttrs::From(node.attrs());
+  return {ctx.Emit("stablehlo.all_gather", operands, node.shape(),
+                   "all_gather_dim = " + std::to_string(a.dim) + " : i64, replica_groups = " +
+                       GroupsAttribute(a.groups))};
+}
+LoweringRule all_gather_rule("xla::all_gather", LowerAllGather);
+
+std::vector<Ssa> LowerReduceScatter(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  CollectiveAttrs a = CollectiveAttrs::From(node.attrs());
+  ElementType type = node.shape().type;
+  std::string region = ctx.BinaryRegion(CombineOp(a.reduce, type), type);
+  return ctx.EmitWithRegion("stablehlo.reduce_scatter", operands, {node.shape()}, region,
+                            "scatter_dimension = " + std::to_string(a.dim) + " : i64, replica_groups = " +
+                                GroupsAttribute(a.groups));
+}
+LoweringRule reduce_scatter_rule("xla::reduce_scatter", LowerReduceScatter);
+
+std::vector<Ssa> LowerAllToAll(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  CollectiveAttrs a = CollectiveAttrs::From(node.attrs());
+  return {ctx.Emit("stablehlo.all_to_all", operands, node.shape(),
+                   "split_dimension = " + std::to_string(a.dim) + " : i64, concat_dimension = " +
+                       std::to_string(a.concat_dim) + " : i64, split_count = " +
+                       std::to_string(a.groups[0].size()) + " : i64, replica_groups = " + GroupsAttribute(a.groups))};
+}
+LoweringRule all_to_all_rule("xla::all_to_all", LowerAllToAll);
+
+// The (source, target) pairs are kept as two-member groups.
+std::vector<Ssa> LowerCollectivePermute(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  CollectiveAttrs a = CollectiveAttrs::From(node.attrs());
+  return {ctx.Emit("stablehlo.collective_permute", operands, node.shape(),
+                   "source_target_pairs = " + GroupsAttribute(a.groups))};
+}
+LoweringRule collective_permute_rule("xla::collective_permute", LowerCollectivePermute);
+
+}  // namespace
+}  // namespace torch_xla::lowering
