@@ -48,6 +48,7 @@ cdef extern from "aten/collectives.h" namespace "torch_xla":
     void LeaveReplication(int replica, const string& why) except +
     void AbortReplication(const string& why) except +
     vector[int] ReplicationDevices() except +
+    double ReplicaTimeoutSeconds() except +
 
 cdef extern from "aten/api.h" namespace "torch_xla":
     int CurrentDevice() except +
@@ -160,6 +161,10 @@ def _xla_replication_abort(str why):
 
 def _xla_replication_devices():
     return list(ReplicationDevices())
+
+def _xla_replica_timeout():
+    """Seconds a replica waits for the others ($XLA_REPLICA_TIMEOUT, default 300)."""
+    return ReplicaTimeoutSeconds()
 
 def _xla_all_reduce(str reduce_type, tensors, double scale, groups):
     return AllReduce(reduce_type.encode(), <PyObject*>tensors, scale, groups)

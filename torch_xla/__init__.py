@@ -40,8 +40,10 @@ for _kind in ('CPU', 'CUDA', 'TPU'):
 
 
 def device(n=None):
-  """The XLA device `xla:n` (the default device when n is None)."""
-  return torch.device('xla', 0 if n is None else n)
+  """The XLA device `xla:n`; when n is None, the calling replica's device
+  (xla:0 outside replication)."""
+  from .core import xla_model
+  return xla_model.xla_device(n)
 
 
 def devices():
@@ -57,6 +59,15 @@ def sync(wait=False):
   """Runs the pending graph of every device (the same as xm.mark_step())."""
   from .core import xla_model
   xla_model.mark_step(wait=wait)
+
+
+def launch(fn, args=(), start_method='spawn', debug_single_process=False):
+  """Runs fn(index, *args) once per XLA device of this process, as replicas
+  (xmp.spawn with every device); debug_single_process runs one replica."""
+  from .distributed import xla_multiprocessing
+  return xla_multiprocessing.spawn(fn, args=args,
+                                   nprocs=1 if debug_single_process else None,
+                                   start_method=start_method)
 
 
 def _get_stablehlo(tensors):

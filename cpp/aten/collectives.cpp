@@ -47,6 +47,50 @@ Value Scaled(const Value& value, double scale, const char* op) {
   return Mul(value, ir::Broadcast(IrScalar(at::Scalar(scale), type), value.shape().dims));
 }
 
+// XLA's CPU all-reduce costs about as much per operand as for a megabyte of data
+// (measured over 4 replicas: 100 operands of 10 KB in one all_reduce 7.5-9 ms, one operand
+// of 1 MB 0.4-0.7 ms). Tensors below this size are reduced as one concatenated buffer.
+constexpr std::size_t kCoalescedBytes = 1 << 20;
+
+// The values (one element type) reduced by one all_reduce: the small ones flattened and
+// concatenated into one operand and sliced back out of its result, the others as operands
+// of their own.
+std::vector<Value> ReduceCoalesced(ReduceKind reduce, const std::vector<Value>& values, const ReplicaGroups& groups,
+                                   int64_t replicas) {
+  std::vector<std::size_t> small;
+  std::vector<Value> operands;
+  std::vector<int> operand_of(values.size(), -1);  // -1: in the concatenated buffer
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const ir::Shape& shape = values[i].shape();
+    if (shape.numel() * runtime::ElementSize(shape.type) < kCoalescedBytes) small.push_back(i);
+  }
+  if (small.size() < 2) small.clear();
+  std::vector<Value> pieces;
+  for (std::size_t i : small) pieces.push_back(ir::Reshape(values[i], {values[i].shape().numel()}));
+  if (!pieces.empty()) operands.push_back(ir::Concatenate(pieces, 0));
+  for (std::size_t i = 0, k = 0; i < values.size(); ++i) {
+    if (k < small.size() && small[k] == i) {
+      ++k;
+      continue;
+    }
+    operand_of[i] = static_cast<int>(operands.size());
+    operands.push_back(values[i]);
+  }
+  std::vector<Value> reduced = ir::AllReduce(reduce, operands, groups, replicas);
+  std::vector<Value> out(values.size());
+  int64_t offset = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (operand_of[i] >= 0) {
+      out[i] = reduced[operand_of[i]];
+      continue;
+    }
+    int64_t n = values[i].shape().numel();
+    out[i] = ir::Reshape(ir::Slice(reduced[0], {offset}, {offset + n}, {1}), values[i].shape().dims);
+    offset += n;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<at::Tensor> AllReduce(const std::string& reduce_type, const std::vector<at::Tensor>& inputs, double scale,
@@ -71,9 +115,13 @@ std::vector<at::Tensor> AllReduce(const std::string& reduce_type, const std::vec
     for (const auto& [type, indices] : by_type) {
       std::vector<Value> values;
       for (std::size_t i : indices) values.push_back(in[i].v);
-      std::vector<Value> reduced = ir::AllReduce(reduce, values, groups, replicas);
-      // One replica's reduction is its own value (the node above checked the arguments).
-      if (replicas == 1) reduced = values;
+      std::vector<Value> reduced;
+      if (replicas == 1) {
+        ir::AllReduce(reduce, values, groups, replicas);  // checks the arguments
+        reduced = values;  // one replica's reduction is its own value
+      } else {
+        reduced = ReduceCoalesced(reduce, values, groups, replicas);
+      }
       for (std::size_t k = 0; k < indices.size(); ++k)
         out[indices[k]] = AtenFromIr(Scaled(reduced[k], scale, kOp), device);
     }
@@ -143,6 +191,14 @@ at::Tensor CollectivePermute(const at::Tensor& input, const std::vector<std::pai
 void BeginReplication(const std::vector<int>& ordinals) {
   try {
     exec::BeginReplication(ordinals);
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
+double ReplicaTimeoutSeconds() {
+  try {
+    return exec::ReplicaTimeout().count() / 1000.0;
   } catch (const std::invalid_argument& e) {
     TORCH_CHECK(false, e.what());
   }

@@ -54,5 +54,8 @@ void LeaveReplication(int replica, const std::string& why);
 void AbortReplication(const std::string& why);
 // The running replication's device ordinals by replica; empty when none is running.
 std::vector<int> ReplicationDevices();
+// How long a replica waits for the others: $XLA_REPLICA_TIMEOUT seconds, default 300.
+// Throws c10::Error for a value that is not a positive number.
+double ReplicaTimeoutSeconds();
 
 }  // namespace torch_xla

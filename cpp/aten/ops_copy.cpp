@@ -7,6 +7,7 @@
 #include "aten/kernel_util.h"
 #include "aten/transfer.h"
 #include "aten/xla_tensor_impl.h"
+#include "exec/replication.h"
 
 namespace torch_xla {
 namespace {
@@ -22,8 +23,11 @@ at::Tensor Full(at::IntArrayRef size, const at::Scalar& value, at::ScalarType dt
   ir::Shape shape(type, std::vector<int64_t>(size.begin(), size.end()));
   for (int64_t d : shape.dims) TORCH_CHECK(d >= 0, "negative dimension in size ", size);
   double v = value.isComplex() ? value.toComplexDouble().real() : value.toDouble();
-  // 0 and 1 are inlined (they are the usual fills); other values are parameters.
-  ir::Value ir = (v == 0 || v == 1) ? ir::Constant(v, shape) : ir::Broadcast(IrScalar(value, type), shape.dims);
+  // 0 and 1 are inlined (they are the usual fills); other values are parameters. While
+  // replicas run, every value is a parameter: a fill that differs between replicas (one
+  // replica's 1, another's 2) must not make their graphs differ.
+  bool inline_value = (v == 0 || v == 1) && !exec::ReplicationRunning();
+  ir::Value ir = inline_value ? ir::Constant(v, shape) : ir::Broadcast(IrScalar(value, type), shape.dims);
   return AtenFromIr(ir, device);
 }
 

@@ -1,6 +1,7 @@
 #include "exec/replication.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
@@ -16,6 +17,7 @@ constexpr double kDefaultTimeoutSeconds = 300;
 struct Active {
   std::mutex mu;
   std::shared_ptr<Replication> replication;
+  std::atomic<bool> running{false};
 };
 
 Active& GetActive() {
@@ -76,6 +78,7 @@ std::shared_ptr<Replication> BeginReplication(const std::vector<int>& devices) {
                                 "at a time)");
   }
   active.replication = replication;
+  active.running.store(true, std::memory_order_relaxed);
   return replication;
 }
 
@@ -85,6 +88,7 @@ void EndReplication(const std::string& why) {
     Active& active = GetActive();
     std::lock_guard<std::mutex> lock(active.mu);
     ended.swap(active.replication);
+    active.running.store(false, std::memory_order_relaxed);
   }
   if (ended) ended->rendezvous().Abort(why.empty() ? "the replication has ended" : why);
 }
@@ -94,6 +98,8 @@ std::shared_ptr<Replication> ActiveReplication() {
   std::lock_guard<std::mutex> lock(active.mu);
   return active.replication;
 }
+
+bool ReplicationRunning() { return GetActive().running.load(std::memory_order_relaxed); }
 
 std::shared_ptr<Replication> ReplicationOf(int device) {
   std::shared_ptr<Replication> replication = ActiveReplication();

@@ -52,6 +52,10 @@ void EndReplication(const std::string& why);
 std::shared_ptr<Replication> ActiveReplication();
 // The active replication if `device` is one of its replicas' devices, else null.
 std::shared_ptr<Replication> ReplicationOf(int device);
+// Whether a replication is active (a lock-free read, for tracing: while replicas run,
+// values that may differ between them must not change a graph's structure, or the
+// replicas' graphs would differ).
+bool ReplicationRunning();
 
 // $XLA_REPLICA_TIMEOUT as a duration (default 300 s); throws std::invalid_argument,
 // naming the variable, for anything but a positive number of seconds.

@@ -1,14 +1,29 @@
-"""Replication state: which replica this process (or thread) is, out of how many.
+"""Replication state: which replica the calling thread is, of which replication.
 
-Unset in a plain single-process run, where callers fall back to their defaults.
-A multiprocessing layer sets it for the whole process; a thread-based one for
-each of its threads (a thread's own setting wins over the process one).
+Replicas on one host are threads of this process, one per device (xmp.spawn,
+DataParallel, or user threads that call xm.set_replication). A `Replication`
+holds what they share: their devices, the host rendezvous of xm.rendezvous and
+xm.mesh_reduce, and the runtime's replication, where their graphs with
+collectives meet (torch_xla._XLAC._xla_replication_*).
+
+Unset in a plain single-device run, where callers fall back to their defaults.
 """
 
 import contextlib
 import dataclasses
 import threading
-from typing import Optional
+import time
+from typing import Any, Optional
+
+_thread_state = threading.local()
+_process_info = None
+_active_lock = threading.Lock()
+_active = None  # the running Replication
+
+
+def _xlac():
+  from torch_xla import _XLAC
+  return _XLAC
 
 
 @dataclasses.dataclass(frozen=True)
@@ -17,16 +32,182 @@ class ReplicaInfo:
   world_size: int
   local_ordinal: int  # ordinal among the replicas on this host
   local_world_size: int
+  device: Optional[int] = None  # the replica's XLA device ordinal
+  replication: Any = dataclasses.field(default=None, compare=False, repr=False)
 
 
-_process_info: Optional[ReplicaInfo] = None
-_thread_state = threading.local()
+class ReplicationError(RuntimeError):
+  """The replicas fell out of step: one failed, left, or did not arrive in time."""
+
+
+class _Round:
+  """One meeting of the replicas at a host rendezvous tag."""
+
+  def __init__(self, participants):
+    self.participants = participants  # replica ordinals, sorted
+    self.payloads = {}
+    self.complete = False
+
+
+class Replication:
+  """The replicas of one run over `devices` (replica r on devices[r]).
+
+  Creating one starts the runtime's replication for those devices (one at a
+  time per process); close() ends it.
+  """
+
+  def __init__(self, devices):
+    self.devices = [int(d) for d in devices]
+    self.timeout = _xlac()._xla_replica_timeout()
+    _xlac()._xla_replication_begin(self.devices)
+    self._cond = threading.Condition()
+    self._rounds = {}  # tag -> the _Round replicas are arriving at
+    self._left = {}  # replica -> why it will not arrive any more
+    self._broken = None  # why every meeting fails, once the replicas are out of step
+
+  @property
+  def size(self):
+    return len(self.devices)
+
+  def info(self, replica):
+    return ReplicaInfo(ordinal=replica, world_size=self.size,
+                       local_ordinal=replica, local_world_size=self.size,
+                       device=self.devices[replica], replication=self)
+
+  def replica_of_device(self, device):
+    """The replica running on XLA device ordinal `device`, or None."""
+    return self.devices.index(device) if device in self.devices else None
+
+  def rendezvous(self, replica, tag, payload, replicas=()):
+    """Waits for the replicas in `replicas` (default: all) at `tag`.
+
+    Returns their payloads in ordinal order. Raises ReplicationError when one
+    of them cannot come (it left, failed, or did not arrive within the
+    replication's timeout).
+    """
+    participants = sorted(set(int(r) for r in replicas)) or list(range(self.size))
+    for r in participants:
+      if not 0 <= r < self.size:
+        raise ValueError(f'rendezvous {tag!r}: replica {r} does not exist; '
+                         f'there are {self.size} replicas')
+    if replica not in participants:
+      raise ValueError(f'rendezvous {tag!r}: replica {replica} is not one of '
+                       f'the participants {participants}')
+    deadline = time.monotonic() + self.timeout
+    with self._cond:
+      self._check_broken()
+      current = self._rounds.get(tag)
+      if current is None:
+        current = self._rounds[tag] = _Round(participants)
+      if current.participants != participants:
+        self._break(f'rendezvous {tag!r}: replica {replica} expects replicas '
+                    f'{participants}, others expect {current.participants}')
+      if replica in current.payloads:
+        self._break(f'rendezvous {tag!r}: replica {replica} arrived twice '
+                    'before the others arrived once')
+      current.payloads[replica] = payload
+      if len(current.payloads) == len(participants):
+        current.complete = True
+        del self._rounds[tag]
+        self._cond.notify_all()
+      self._check_left(tag, current)
+      while not current.complete:
+        self._check_broken()
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+          missing = [r for r in participants if r not in current.payloads]
+          self._break(f'rendezvous {tag!r}: replicas {missing} did not arrive '
+                      f'within {self.timeout:g} s (XLA_REPLICA_TIMEOUT); '
+                      f'replicas {sorted(current.payloads)} waited')
+        self._cond.wait(min(remaining, 1.0))
+      return [current.payloads[r] for r in participants]
+
+  def leave(self, replica, why):
+    """Replica `replica` will not arrive any more: meetings waiting for it fail."""
+    with self._cond:
+      self._left[replica] = why
+      for tag, current in list(self._rounds.items()):
+        if replica in current.participants and replica not in current.payloads:
+          self._check_left(tag, current, throw=False)
+    _xlac()._xla_replication_leave(replica, why)
+
+  def abort(self, why):
+    """Every replica waiting, now or later, fails with `why`."""
+    with self._cond:
+      self._break(why, throw=False)
+    _xlac()._xla_replication_abort(why)
+
+  def close(self, why='the replication has ended'):
+    global _active
+    with self._cond:
+      self._break(why, throw=False)
+    with _active_lock:
+      if _active is self:
+        _active = None
+    _xlac()._xla_replication_end(why)
+
+  def _check_left(self, tag, current, throw=True):
+    gone = [f'replica {r} {self._left[r]}' for r in current.participants
+            if r in self._left and r not in current.payloads]
+    if gone:
+      self._break(f'rendezvous {tag!r}: replicas {sorted(current.payloads)} '
+                  f'wait for replicas that will not come: {"; ".join(gone)}',
+                  throw=throw)
+
+  def _check_broken(self):
+    if self._broken is not None:
+      raise ReplicationError(self._broken)
+
+  def _break(self, why, throw=True):
+    if self._broken is None:
+      self._broken = why
+    self._cond.notify_all()
+    if throw:
+      raise ReplicationError(self._broken)
+
+
+def start(devices):
+  """Starts and returns the process's Replication over `devices`."""
+  global _active
+  with _active_lock:
+    if _active is not None:
+      raise RuntimeError(f'replicas over XLA devices {_active.devices} are '
+                         'running already; xmp.spawn, torch_xla.launch and '
+                         'DataParallel do not nest')
+    _active = Replication(devices)
+    return _active
+
+
+def active():
+  """The running Replication, or None."""
+  return _active
 
 
 def get() -> Optional[ReplicaInfo]:
-  """The replica info of the calling thread, or None when not replicated."""
+  """The replica info of the calling thread, or None when not replicated.
+
+  Threads PyTorch starts itself (autograd's per-device backward threads) run
+  as the replica whose device is their current XLA device.
+  """
   info = getattr(_thread_state, 'info', None)
-  return info if info is not None else _process_info
+  if info is not None:
+    return info
+  if _process_info is not None:
+    return _process_info
+  replication = _active
+  if replication is not None and isinstance(threading.current_thread(),
+                                            threading._DummyThread):
+    return for_device(_xlac()._xla_current_device())
+  return None
+
+
+def for_device(device):
+  """The info of the replica running on XLA device ordinal `device`, or None."""
+  replication = _active
+  if replication is None:
+    return None
+  replica = replication.replica_of_device(int(device))
+  return None if replica is None else replication.info(replica)
 
 
 def set_process(info: Optional[ReplicaInfo]) -> None:

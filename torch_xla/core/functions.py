@@ -1,8 +1,22 @@
 """Differentiable collectives and non-maximal suppression."""
 
 import torch
+import torch.nn.functional as F
 
+from torch_xla.core import _replica
 from torch_xla.core import xla_model as xm
+
+
+def _group_position(tensor, groups):
+  """(position of the tensor's replica in its group, group size)."""
+  info = (_replica.for_device(tensor.device.index)
+          if xm.is_xla_tensor(tensor) else None)
+  if info is None:
+    return 0, 1
+  for group in groups or [list(range(info.world_size))]:
+    if info.ordinal in group:
+      return list(group).index(info.ordinal), len(group)
+  raise ValueError(f'replica {info.ordinal} is in none of the groups {groups}')
 
 
 class _AllReduce(torch.autograd.Function):
@@ -12,44 +26,149 @@ class _AllReduce(torch.autograd.Function):
     ctx.reduce_type = reduce_type
     ctx.scale = scale
     ctx.groups = groups
-    return xm.all_reduce(reduce_type, value, scale=scale, groups=groups)
+    reduced = xm.all_reduce(reduce_type, value, groups=groups)
+    if reduce_type in (xm.REDUCE_MAX, xm.REDUCE_MIN, xm.REDUCE_MUL):
+      ctx.save_for_backward(value, reduced)
+    return reduced * scale if scale != 1.0 else reduced
 
   @staticmethod
   def backward(ctx, grad_output):
-    # d(sum_r x_r * scale)/dx = scale, summed over the replicas' losses. With a
-    # single replica every reduce type is the identity, with the same gradient.
-    if ctx.reduce_type != xm.REDUCE_SUM and xm.xrt_world_size() > 1:
-      raise NotImplementedError(
-          f'all_reduce: gradient of a multi-replica {ctx.reduce_type!r} '
-          'reduction is not supported')
-    grad = xm.all_reduce(xm.REDUCE_SUM, grad_output, scale=ctx.scale,
-                         groups=ctx.groups)
-    return grad, None, None, None
+    # Every replica's output depends on every input of its group, so an input's
+    # gradient sums the gradients of all the group's outputs.
+    reduce_type, scale, groups = ctx.reduce_type, ctx.scale, ctx.groups
+    if reduce_type == xm.REDUCE_SUM:
+      return xm.all_reduce(xm.REDUCE_SUM, grad_output, scale=scale,
+                           groups=groups), None, None, None
+    if reduce_type in (xm.REDUCE_MAX, xm.REDUCE_MIN):
+      # As amax/amin: the inputs equal to the result share its gradient evenly.
+      value, reduced = ctx.saved_tensors
+      hit = (value == reduced).to(grad_output.dtype)
+      total, hits = xm.all_reduce(xm.REDUCE_SUM, [grad_output.clone(), hit.clone()],
+                                  groups=groups)
+      return total * hit * scale / hits, None, None, None
+    if reduce_type == xm.REDUCE_MUL:
+      # d(prod_r x_r)/dx_i is the product of the other replicas' values.
+      value, _ = ctx.saved_tensors
+      position, size = _group_position(value, groups)
+      gathered = xm.all_gather(value.unsqueeze(0), dim=0, groups=groups)
+      mine = torch.arange(size, device=value.device) == position
+      mine = mine.view([size] + [1] * value.dim())
+      others = torch.where(mine, torch.ones_like(gathered), gathered).prod(0)
+      total = xm.all_reduce(xm.REDUCE_SUM, grad_output, groups=groups)
+      return total * others * scale, None, None, None
+    raise RuntimeError(f'all_reduce: the {reduce_type!r} reduction has no '
+                       'gradient')
 
 
 class _AllGather(torch.autograd.Function):
 
   @staticmethod
-  def forward(ctx, value, dim):
+  def forward(ctx, value, dim, groups):
     ctx.dim = dim
-    ctx.slice_size = value.size(dim)
-    return xm.all_gather(value, dim=dim)
+    ctx.groups = groups
+    return xm.all_gather(value, dim=dim, groups=groups)
 
   @staticmethod
   def backward(ctx, grad_output):
-    # This replica's input is its ordinal's slice of the gathered output.
-    start = xm.get_ordinal() * ctx.slice_size
-    return grad_output.narrow(ctx.dim, start, ctx.slice_size), None
+    # This replica's input is its slice of every group member's output: its
+    # gradient is the sum over the group of that slice of their gradients.
+    _, size = _group_position(grad_output, ctx.groups)
+    grad = xm.reduce_scatter(xm.REDUCE_SUM, grad_output, 1.0, ctx.dim, size,
+                             groups=ctx.groups)
+    return grad, None, None
 
 
 def all_reduce(reduce_type, value, scale=1.0, groups=None):
-  """xm.all_reduce() of one tensor, differentiable. Returns the reduced value."""
+  """xm.all_reduce() of one tensor, differentiable. Returns the reduced value.
+
+  Gradients: sum passes the summed gradient back to every replica; max and
+  min give it to the inputs equal to the result, shared evenly among ties;
+  mul gives each input the product of the others' values.
+  """
   return _AllReduce.apply(value, reduce_type, scale, groups)
 
 
-def all_gather(value, dim=0):
-  """xm.all_gather() along `dim`, differentiable."""
-  return _AllGather.apply(value, dim)
+def all_gather(value, dim=0, groups=None):
+  """xm.all_gather() along `dim`, differentiable: the gradient of a replica's
+  input sums the group's gradients of its slice (a reduce_scatter)."""
+  return _AllGather.apply(value, dim, groups)
+
+
+class SyncBatchNorm(torch.nn.Module):
+  """Batch normalization with statistics over the whole batch of all replicas.
+
+  Takes [N, C], [N, C, L], [N, C, H, W] or [N, C, D, H, W] inputs, like
+  BatchNorm1d/2d/3d. In training the mean and variance are those of every
+  replica's batch together (two in-graph all_reduce collectives: the sum and
+  count, then the squared deviations), and the running statistics follow
+  eager BatchNorm run on that whole batch; gradients flow across replicas.
+  `groups` limits the statistics to replica groups. In eval mode the running
+  statistics are used, as in BatchNorm.
+  """
+
+  def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+               track_running_stats=True, groups=None):
+    super().__init__()
+    self.num_features = num_features
+    self.eps = eps
+    self.momentum = momentum
+    self.affine = affine
+    self.track_running_stats = track_running_stats
+    self.groups = groups
+    if affine:
+      self.weight = torch.nn.Parameter(torch.ones(num_features))
+      self.bias = torch.nn.Parameter(torch.zeros(num_features))
+    else:
+      self.register_parameter('weight', None)
+      self.register_parameter('bias', None)
+    if track_running_stats:
+      self.register_buffer('running_mean', torch.zeros(num_features))
+      self.register_buffer('running_var', torch.ones(num_features))
+      self.register_buffer('num_batches_tracked',
+                           torch.tensor(0, dtype=torch.long))
+    else:
+      self.register_buffer('running_mean', None)
+      self.register_buffer('running_var', None)
+      self.register_buffer('num_batches_tracked', None)
+
+  def forward(self, x):
+    if x.dim() not in (2, 3, 4, 5) or x.size(1) != self.num_features:
+      raise ValueError(f'SyncBatchNorm({self.num_features}): expected an input '
+                       f'of shape [N, {self.num_features}, ...] with 2 to 5 '
+                       f'dimensions, got {list(x.shape)}')
+    if not self.training and self.track_running_stats:
+      return F.batch_norm(x, self.running_mean, self.running_var, self.weight,
+                          self.bias, False, 0.0, self.eps)
+    dims = [0] + list(range(2, x.dim()))
+    shape = [1, -1] + [1] * (x.dim() - 2)
+    # Low-precision inputs keep their statistics in float32, as eager's do.
+    work = x.float() if x.dtype in (torch.bfloat16, torch.float16) else x
+    count = torch.full((1,), x.numel() // x.size(1), dtype=work.dtype,
+                       device=x.device)
+    sums = all_reduce(xm.REDUCE_SUM, torch.cat([work.sum(dims), count]),
+                      groups=self.groups)
+    total = sums[-1]
+    mean = sums[:-1] / total
+    centered = work - mean.view(shape)
+    var = all_reduce(xm.REDUCE_SUM, (centered * centered).sum(dims),
+                     groups=self.groups) / total
+    y = centered * torch.rsqrt(var + self.eps).view(shape)
+    if self.affine:
+      y = y * self.weight.view(shape) + self.bias.view(shape)
+    if self.training and self.track_running_stats:
+      self._update_running_stats(mean.detach(), var.detach(), total.detach())
+    return y.to(x.dtype)
+
+  def _update_running_stats(self, mean, var, total):
+    with torch.no_grad():
+      self.num_batches_tracked.add_(1)
+      if self.momentum is None:  # cumulative moving average, as BatchNorm
+        factor = 1.0 / float(self.num_batches_tracked.item())
+      else:
+        factor = self.momentum
+      unbiased = var * total / (total - 1).clamp(min=1)
+      self.running_mean.mul_(1 - factor).add_(mean.to(self.running_mean.dtype) * factor)
+      self.running_var.mul_(1 - factor).add_(unbiased.to(self.running_var.dtype) * factor)
 
 
 def _box_iou_matrix(boxes):

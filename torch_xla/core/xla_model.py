@@ -67,7 +67,8 @@ def is_xla_tensor(tensor):
 
 
 def xla_device(n=None, devkind=None):
-  """Returns torch.device('xla', n), device 0 when n is None.
+  """Returns torch.device('xla', n); when n is None, the calling replica's
+  device (xla:0 outside replication).
 
   devkind ('TPU', 'GPU', 'CPU' or a list of them) restricts the kind of
   device accepted; a RuntimeError says so when this process has none.
@@ -75,7 +76,11 @@ def xla_device(n=None, devkind=None):
   if not _kind_matches(devkind):
     raise RuntimeError(f'no XLA device of kind {devkind}: the XLA devices of '
                        f'this process are {_device_kind()}')
-  index = 0 if n is None else int(n)
+  if n is None:
+    info = _replica.get()
+    index = info.device if info is not None and info.device is not None else 0
+  else:
+    index = int(n)
   count = _xlac()._xla_device_count()
   if not 0 <= index < count:
     raise RuntimeError(f'XLA device xla:{index} does not exist '
@@ -105,22 +110,46 @@ def xla_device_hw(device):
 
 
 def xla_replication_devices(local_devices):
-  """The real devices ('<KIND>:N') of all the replicas, given the local ones."""
+  """The real devices ('<KIND>:N') of all the replicas, given the local ones.
+
+  The replicas are those of the calling thread's replication; the local
+  devices must be among them.
+  """
   real_devices = xla_real_devices(local_devices)
   total = xrt_world_size()
   if total > len(real_devices):
-    raise NotImplementedError(
-        'xla_replication_devices: replication beyond the local devices '
-        f'({total} replicas, {len(real_devices)} local) is not supported yet')
+    raise RuntimeError(
+        f'xla_replication_devices: {total} replicas, but only '
+        f'{len(real_devices)} local devices {list(local_devices)} were given')
   return real_devices
 
 
 def set_replication(device, devices):
-  """Records the replication devices used by this thread, `device` among them."""
-  devices = [str(d) for d in devices]
-  if devices and str(device) not in devices:
+  """Makes the calling thread the replica of `device` among `devices`.
+
+  For threads of one's own, one per device: every thread calls it with its
+  own device and the same device list, then runs its step. The first call
+  for a device list starts the replication over those devices; collectives
+  and optimizer_step then reduce across the threads. An empty list makes the
+  thread a single replica again.
+  """
+  devices = [str(torch.device(d)) for d in devices]
+  device = str(torch.device(device))
+  if devices and device not in devices:
     raise ValueError(f'{device} is not one of the replication devices {devices}')
-  _replica.set_replication_devices(str(device), devices)
+  _replica.set_replication_devices(device, devices)
+  if len(devices) <= 1:
+    _replica.set_thread(None)
+    return
+  ordinals = [_device_ordinal(d) for d in devices]
+  replication = _replica.active()
+  if replication is None or replication.devices != ordinals:
+    if replication is not None:
+      replication.close(f'xm.set_replication replaced the replicas over '
+                        f'{replication.devices} with {ordinals}')
+    replication = _replica.start(ordinals)
+  _replica.set_thread(replication.info(ordinals.index(_device_ordinal(device))))
+  _xlac()._xla_set_current_device(_device_ordinal(device))
 
 
 # ------------------------------------------------------------ replication
@@ -221,7 +250,15 @@ class _StepClosures:
         work.task_done()
 
 
-_step_closures = _StepClosures()
+# Per thread: each replica runs the closures it queued after its own step.
+_thread_closures = threading.local()
+
+
+def _step_closures():
+  closures = getattr(_thread_closures, 'closures', None)
+  if closures is None:
+    closures = _thread_closures.closures = _StepClosures()
+  return closures
 
 
 def add_step_closure(closure, args=(), run_async=False):
@@ -231,17 +268,34 @@ def add_step_closure(closure, args=(), run_async=False):
   costs no extra graph execution. Closures run in the order queued;
   run_async ones run on a background thread.
   """
-  _step_closures.add(closure, args, run_async)
+  _step_closures().add(closure, args, run_async)
+
+
+def _sync_devices():
+  """The devices the calling thread's mark_step() runs: a replica's own, or
+  (outside replication) every device that no running replica owns; None for
+  all of them."""
+  info = _replica.get()
+  if info is not None and info.device is not None:
+    return [info.device]
+  replication = _replica.active()
+  if replication is None:
+    return None
+  count = _xlac()._xla_device_count()
+  return [d for d in range(count) if d not in replication.devices]
 
 
 def mark_step(wait=False):
-  """Compiles and runs the pending graph of every device, then the step closures.
+  """Compiles and runs the pending graph of the devices, then the step closures.
 
-  wait=True blocks until the device work is done.
+  In a replica, the replica's device (its graph with collectives runs
+  together with the other replicas'); otherwise every device. wait=True
+  blocks until the device work is done.
   """
-  _step_closures.wait_async()
-  _xlac()._xla_sync(None, wait)
-  _step_closures.run_pending()
+  closures = _step_closures()
+  closures.wait_async()
+  _xlac()._xla_sync(_sync_devices(), wait)
+  closures.run_pending()
 
 
 def wait_device_ops(devices=[]):
@@ -252,19 +306,31 @@ def wait_device_ops(devices=[]):
   _xlac()._xla_wait_device_ops()
 
 
-def reduce_gradients(optimizer, groups=None):
-  """Averages the parameter gradients across replicas (no-op for one replica)."""
-  count = xrt_world_size()
-  if count <= 1:
-    return
-  gradients = [
+def _gradients(optimizer):
+  return [
       p.grad for group in optimizer.param_groups for p in group['params']
       if p.grad is not None
   ]
-  all_reduce(REDUCE_SUM, gradients, scale=1.0 / count, groups=groups)
 
 
-def optimizer_step(optimizer, barrier=False, optimizer_args={}, groups=None):
+def reduce_gradients(optimizer, groups=None, pin_layout=True):
+  """Averages the parameter gradients across replicas (no-op for one replica).
+
+  The gradients are reduced in place inside the step's graph, one collective
+  per dtype for all of them. With `groups`, each group averages its own.
+  """
+  count = xrt_world_size()
+  if count <= 1:
+    return
+  gradients = _gradients(optimizer)
+  if not gradients:
+    return
+  size = len(groups[0]) if groups else count
+  all_reduce(REDUCE_SUM, gradients, scale=1.0 / size, groups=groups)
+
+
+def optimizer_step(optimizer, barrier=False, optimizer_args={}, groups=None,
+                   pin_layout=True):
   """Reduces gradients across replicas, steps the optimizer, returns its result.
 
   barrier=True also marks the step (not needed under ParallelLoader /
@@ -335,12 +401,28 @@ def save(data, file_or_path, master_only=True, global_master=False):
 # ------------------------------------------------- mesh (out-of-graph) ops
 
 
+def _caller_replica(what):
+  """(replication, replica ordinal) of the calling thread, or (None, 0)."""
+  info = _replica.get()
+  if info is None or info.world_size <= 1:
+    return None, 0
+  if info.replication is None:
+    raise RuntimeError(f'{what}: replica {info.ordinal} of {info.world_size} '
+                       'belongs to no running replication')
+  return info.replication, info.ordinal
+
+
 def rendezvous(tag, payload=b'', replicas=[]):
-  """Waits for all replicas at `tag`; returns every replica's payload by ordinal."""
-  if xrt_world_size() <= 1:
+  """Waits for all replicas (or those in `replicas`) at `tag`.
+
+  Returns the payloads of the participating replicas in ordinal order. A
+  replica that cannot come (it failed, returned, or did not arrive within
+  XLA_REPLICA_TIMEOUT seconds) makes it raise instead of waiting forever.
+  """
+  replication, ordinal = _caller_replica(f'rendezvous {tag!r}')
+  if replication is None:
     return [payload]
-  raise NotImplementedError(
-      'rendezvous: multi-replica rendezvous is not supported yet')
+  return replication.rendezvous(ordinal, tag, payload, replicas)
 
 
 def do_on_ordinals(target, data=(), ordinals=(0,)):
@@ -354,14 +436,34 @@ def do_on_ordinals(target, data=(), ordinals=(0,)):
 
 
 def mesh_reduce(tag, data, reduce_fn):
-  """reduce_fn(list of every replica's `data`), computed out of the graph."""
-  if xrt_world_size() <= 1:
+  """reduce_fn(list of every replica's `data`, in ordinal order), computed on
+  the host. XLA tensors in `data` reach reduce_fn as CPU tensors."""
+  replication, ordinal = _caller_replica(f'mesh_reduce {tag!r}')
+  if replication is None:
     return reduce_fn([data])
-  raise NotImplementedError(
-      'mesh_reduce: multi-replica mesh reduction is not supported yet')
+  return reduce_fn(replication.rendezvous(ordinal, tag, _to_cpu(data)))
 
 
 # ------------------------------------------------------------ collectives
+
+
+def _groups(groups):
+  """Replica groups as lists of ints ([] for all replicas)."""
+  return [[int(r) for r in group] for group in groups] if groups else []
+
+
+def _check_reduce_type(reduce_type):
+  if reduce_type not in _REDUCE_TYPES:
+    raise ValueError(f'invalid reduce type {reduce_type!r}; expected one of '
+                     f'{_REDUCE_TYPES}')
+
+
+def _is_replicated(tensors):
+  """Whether the XLA tensors' device belongs to running replicas."""
+  for t in tensors:
+    if is_xla_tensor(t):
+      return _replica.for_device(t.device.index) is not None
+  return False
 
 
 def all_reduce(reduce_type, inputs, scale=1.0, groups=None, cctx=None,
@@ -369,46 +471,96 @@ def all_reduce(reduce_type, inputs, scale=1.0, groups=None, cctx=None,
   """Reduces tensors across replicas, then multiplies them by `scale`.
 
   A single tensor gives back a new reduced tensor; a list/tuple is reduced
-  in place and returned. With one replica the reduction of a value with
-  itself alone is that value, so only `scale` applies.
+  in place and returned. The reduction runs in the step's graph (every
+  replica must call it); tensors of one dtype share one collective. With one
+  replica the reduction of a value with itself alone is that value, so only
+  `scale` applies.
   """
-  if reduce_type not in _REDUCE_TYPES:
-    raise ValueError(f'invalid reduce type {reduce_type!r}; expected one of '
-                     f'{_REDUCE_TYPES}')
-  if xrt_world_size() > 1:
-    raise NotImplementedError(
-        'all_reduce: multi-replica all_reduce is not supported yet')
+  _check_reduce_type(reduce_type)
+  tensors = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+  if not tensors:
+    return inputs
+  if all(is_xla_tensor(t) for t in tensors):
+    results = _xlac()._xla_all_reduce(reduce_type, tensors, float(scale),
+                                      _groups(groups))
+  elif _is_replicated(tensors):
+    raise RuntimeError('all_reduce: every tensor must be on the replica\'s XLA '
+                       'device')
+  else:  # host tensors of a single replica
+    results = [t * scale if scale != 1.0 else t.clone() for t in tensors]
   if isinstance(inputs, torch.Tensor):
-    # A new tensor, as a real reduction would give (never an alias of input).
-    return inputs * scale if scale != 1.0 else inputs.clone()
-  if scale != 1.0:
-    for t in inputs:
-      t.mul_(scale)
+    return results[0]
+  with torch.no_grad():
+    for t, r in zip(tensors, results):
+      t.copy_(r)
   return inputs
 
 
 def all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
-  """Concatenates every replica's `value` along `dim` (a copy of it for one)."""
-  if xrt_world_size() > 1:
-    raise NotImplementedError(
-        'all_gather: multi-replica all_gather is not supported yet')
+  """Concatenates the `value` of every replica of the group along `dim`, in
+  replica order (a copy of value for one replica). With `output`, writes the
+  result into it and returns it."""
+  if is_xla_tensor(value):
+    result = _xlac()._xla_all_gather(value, dim, _groups(groups))
+  else:
+    result = value.clone()
   if output is not None:
-    output.copy_(value)
+    with torch.no_grad():
+      output.copy_(result)
     return output
-  return value.clone()
+  return result
+
+
+def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count,
+                   groups=None, output=None, pin_layout=True):
+  """Reduces `input` across the group, multiplies by `scale`, splits it along
+  scatter_dim into shard_count blocks (the group size) and gives replica i of
+  the group block i. `input` may be a list (each reduced alike). With
+  `output`, writes the result(s) into it."""
+  _check_reduce_type(reduce_type)
+  if isinstance(input, (list, tuple)):
+    results = [
+        reduce_scatter(reduce_type, t, scale, scatter_dim, shard_count, groups)
+        for t in input
+    ]
+  elif is_xla_tensor(input):
+    results = _xlac()._xla_reduce_scatter(reduce_type, input, float(scale),
+                                          scatter_dim, shard_count,
+                                          _groups(groups))
+  else:
+    if shard_count != 1:
+      raise ValueError(f'reduce_scatter: shard_count {shard_count} for one '
+                       'replica')
+    results = input * scale
+  if output is None:
+    return results
+  with torch.no_grad():
+    if isinstance(output, (list, tuple)):
+      for o, r in zip(output, results):
+        o.copy_(r)
+    else:
+      output.copy_(results)
+  return output
 
 
 def all_to_all(value, split_dimension, concat_dimension, split_count,
                groups=None, pin_layout=True):
-  """XLA AllToAll: split `value` in split_count chunks, exchange, concatenate.
-
-  With one replica split_count must be 1 and the result is a copy of value.
-  """
-  count = xrt_world_size()
-  if split_count != count:
+  """XLA AllToAll: splits `value` along split_dimension into split_count blocks
+  (the group size), sends block i to replica i of the group and concatenates
+  the blocks received along concat_dimension, in replica order."""
+  if is_xla_tensor(value):
+    return _xlac()._xla_all_to_all(value, split_dimension, concat_dimension,
+                                   split_count, _groups(groups))
+  if split_count != 1:
     raise ValueError(f'all_to_all: split_count ({split_count}) must equal the '
-                     f'number of replicas ({count})')
-  if count > 1:
-    raise NotImplementedError(
-        'all_to_all: multi-replica all_to_all is not supported yet')
+                     'number of replicas (1)')
   return value.clone()
+
+
+def collective_permute(value, pairs):
+  """Sends `value` along each (source, target) replica pair; a replica that
+  is no pair's target receives zeros."""
+  if not is_xla_tensor(value):
+    raise ValueError('collective_permute: expected a tensor on an XLA device')
+  return _xlac()._xla_collective_permute(value, [(int(s), int(t))
+                                                 for s, t in pairs])

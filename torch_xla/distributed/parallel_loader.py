@@ -1,7 +1,9 @@
 """Background loading of batches onto XLA devices.
 
 A reader thread pulls batches from the wrapped loader and deals them round
-robin to the devices (the i-th batch to devices[i % len(devices)]); per
+robin to the devices (the i-th batch to devices[i % len(devices)]), in whole
+rounds: with several devices a last round that cannot give every device a
+batch is dropped, so that replicas run the same number of steps. Per
 device, transfer threads move each batch with .to(device) into a bounded
 queue that the device's PerDeviceLoader consumes, in loader order.
 """
@@ -62,22 +64,30 @@ class _Pipeline:
       t.start()
 
   def _read(self, loader):
-    seqs = [0] * len(self._devices)
+    n = len(self._devices)
+    seqs = [0] * n
     try:
       first_size = None
-      for i, batch in enumerate(loader):
+      dealt = []  # the batches of the round being dealt, one per device
+      for batch in loader:
         if self._fixed_batch_size:
           size = _batch_size(batch, self._batchdim)
           first_size = size if first_size is None else first_size
           if size != first_size:
             break  # old API: stop at the first batch of another size
-        d = i % len(self._devices)
-        if not self._in_queues[d].put((seqs[d], batch)):
-          return  # aborted
-        seqs[d] += 1
+        dealt.append(batch)
+        if len(dealt) < n:
+          continue
+        for d, item in enumerate(dealt):
+          if not self._in_queues[d].put((seqs[d], item)):
+            return  # aborted
+          seqs[d] += 1
+        dealt = []
+      # An incomplete last round is dropped: replicas take the same number of
+      # steps, so the collectives of their steps always meet.
     except BaseException as e:
       # Delivered after the batches read so far, to the device due next.
-      d = sum(seqs) % len(self._devices)
+      d = sum(seqs) % n
       self._in_queues[d].put((seqs[d], _Failure(e)))
     finally:
       for q in self._in_queues:
@@ -172,7 +182,8 @@ class PerDeviceLoader:
 class ParallelLoader:
   """Wraps a DataLoader, uploading its batches to `devices` in the background.
 
-  The i-th batch goes to devices[i % len(devices)]. fixed_batch_size (older
+  The i-th batch goes to devices[i % len(devices)], in whole rounds (see the
+  module docstring). fixed_batch_size (older
   API, keyword only) stops at the first batch whose size along batchdim
   differs from the first one's.
   """
@@ -204,9 +215,8 @@ class ParallelLoader:
     return PerDeviceLoader(self, self._devices.index(device))
 
   def per_device_samples(self, index=0):
-    """How many batches device number `index` receives (len of the loader split)."""
-    n = len(self._devices)
-    return (len(self._loader) - index + n - 1) // n
+    """How many batches each device receives (len of the loader split)."""
+    return len(self._loader) // len(self._devices)
 
   def close(self):
     """Stops the background threads; pending batches are dropped."""

@@ -1,39 +1,94 @@
-"""Process-based replication (xmp). Only a single replica is supported so far."""
+"""Replication over the XLA devices of this process (xmp).
 
+Replicas are threads of this process, one per device, as in torch_xla on the
+CPU and on TPU v2/v3: they share one runtime, so a graph with collectives is
+compiled once for all of them and launched as one replicated computation.
+"""
+
+import copy
 import threading
 
+import torch
+
 from torch_xla.core import _replica
+from torch_xla.distributed._replica_threads import ReplicaError, ReplicaThreads
+
+__all__ = ['spawn', 'MpModelWrapper', 'MpSerialExecutor', 'ReplicaError']
+
+
+def _xlac():
+  from torch_xla import _XLAC
+  return _XLAC
 
 
 def spawn(fn, args=(), nprocs=None, join=True, daemon=False,
           start_method='spawn'):
-  """Runs fn(index, *args) on every replica.
+  """Runs fn(index, *args) once per replica, replica `index` on xla:index.
 
-  With nprocs None or 1, fn(0, *args) runs directly in this process as the
-  only replica; returns None.
+  nprocs: None for every XLA device of this process, N for the first N. With
+  one replica fn(0, *args) runs directly on the calling thread. Otherwise
+  each replica runs on a thread of its own, where xm.xla_device() is its
+  device; join=True waits for all of them and returns None. If a replica
+  raises, the others are released from whatever they wait for and spawn
+  raises ReplicaError naming the replica, with its traceback (the original
+  exception is its __cause__). join=False returns the running replicas: call
+  .join() on it. start_method is accepted for compatibility; replicas are
+  threads whatever it says.
   """
-  if nprocs not in (None, 1):
-    raise NotImplementedError('multi-device spawn is not supported yet')
-  info = _replica.ReplicaInfo(ordinal=0, world_size=1, local_ordinal=0,
-                              local_world_size=1)
-  with _replica.replica(info):
-    fn(0, *args)
+  count = _xlac()._xla_device_count()
+  n = count if nprocs is None else int(nprocs)
+  if not 1 <= n <= count:
+    raise ValueError(f'spawn: nprocs={nprocs}, but this process has {count} '
+                     'XLA device(s) (CPU_NUM_DEVICES sets the number of CPU '
+                     'devices)')
+  if n == 1:
+    info = _replica.ReplicaInfo(ordinal=0, world_size=1, local_ordinal=0,
+                                local_world_size=1, device=0)
+    with _replica.replica(info):
+      fn(0, *args)
+    return None
+  replicas = ReplicaThreads(range(n), lambda index: fn(index, *args),
+                            daemon=daemon or join, name='xmp_replica')
+  replicas.start()
+  if not join:
+    return replicas
+  replicas.join()
+  return None
 
 
 class MpModelWrapper:
   """Holds a model created once at global scope, moved to a device on demand.
 
-  Moves are serialized, so replicas do not all copy weights at once.
+  The model's weights stay in one host copy; to(device) gives each device
+  its own module with the same weights (the same module again on later calls
+  for that device), without copying the host weights first.
   """
 
   def __init__(self, model):
     self._model = model
     self._lock = threading.Lock()
+    self._moved = {}
 
   def to(self, device):
-    """The model moved onto `device`."""
+    """The model's copy on `device`."""
+    device = torch.device(device)
+    if device.type == 'xla' and device.index is None:
+      device = torch.device('xla', _xlac()._xla_current_device())
     with self._lock:
-      return self._model.to(device)
+      if device not in self._moved:
+        self._moved[device] = self._copy_to(device)
+      return self._moved[device]
+
+  def _copy_to(self, device):
+    # deepcopy with each parameter and buffer replaced by its copy on `device`
+    # (the memo), so only the module structure is copied on the host.
+    memo = {}
+    for tensor in list(self._model.parameters()) + list(self._model.buffers()):
+      moved = tensor.detach().to(device)
+      if isinstance(tensor, torch.nn.Parameter):
+        moved = torch.nn.Parameter(moved, requires_grad=tensor.requires_grad)
+      memo[id(tensor)] = moved
+    return copy.deepcopy(self._model, memo)
 
 
 class MpSerialExecutor:
