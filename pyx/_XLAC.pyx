@@ -10,10 +10,13 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 from cpython.ref cimport PyObject
 
+cdef extern from "python_errors.h" namespace "torch_xla::python":
+    int RaisePyError() except *
+
 cdef extern from "runtime/client.h" namespace "torch_xla::runtime":
     cdef cppclass Client:
         @staticmethod
-        void SetDefaultPluginPath(const string& kind, const string& path) except +
+        void SetDefaultPluginPath(const string& kind, const string& path) except +RaisePyError
         @staticmethod
         cbool IsCreated()
 
@@ -22,48 +25,48 @@ cdef extern from "runtime/metrics.h" namespace "torch_xla::metrics":
         int64_t count
         double total
         vector[double] samples
-    vector[string] CounterNames() except +
-    vector[string] MetricNames() except +
-    int64_t CounterValue(const string& name) except +
-    cbool MetricData(const string& name, MetricSnapshot* out) except +
-    void ClearCounters() except +
-    void ClearMetrics() except +
-    string Report() except +
+    vector[string] CounterNames() except +RaisePyError
+    vector[string] MetricNames() except +RaisePyError
+    int64_t CounterValue(const string& name) except +RaisePyError
+    cbool MetricData(const string& name, MetricSnapshot* out) except +RaisePyError
+    void ClearCounters() except +RaisePyError
+    void ClearMetrics() except +RaisePyError
+    string Report() except +RaisePyError
 
 cdef extern from "aten/api.h" namespace "torch_xla":
-    int DeviceCount() except +
-    string DeviceKind() except +
-    void Sync(cbool wait) except + nogil
-    void SyncDevices(const vector[int]& ordinals, cbool wait) except + nogil
-    void WaitDeviceOps() except + nogil
-    void SetRngState(uint64_t seed, int ordinal) except +
-    uint64_t GetRngState(int ordinal) except +
-    pair[int64_t, int64_t] MemoryInfo(int ordinal) except +
-    void SetHostConvolution(const string& mode) except +
-    string HostConvolution() except +
+    int DeviceCount() except +RaisePyError
+    string DeviceKind() except +RaisePyError
+    void Sync(cbool wait) except +RaisePyError nogil
+    void SyncDevices(const vector[int]& ordinals, cbool wait) except +RaisePyError nogil
+    void WaitDeviceOps() except +RaisePyError nogil
+    void SetRngState(uint64_t seed, int ordinal) except +RaisePyError
+    uint64_t GetRngState(int ordinal) except +RaisePyError
+    pair[int64_t, int64_t] MemoryInfo(int ordinal) except +RaisePyError
+    void SetHostConvolution(const string& mode) except +RaisePyError
+    string HostConvolution() except +RaisePyError
 
 cdef extern from "aten/collectives.h" namespace "torch_xla":
-    void BeginReplication(const vector[int]& ordinals) except +
-    void EndReplication(const string& why) except +
-    void LeaveReplication(int replica, const string& why) except +
-    void AbortReplication(const string& why) except +
-    vector[int] ReplicationDevices() except +
-    double ReplicaTimeoutSeconds() except +
+    void BeginReplication(const vector[int]& ordinals) except +RaisePyError
+    void EndReplication(const string& why) except +RaisePyError
+    void LeaveReplication(int replica, const string& why) except +RaisePyError
+    void AbortReplication(const string& why) except +RaisePyError
+    vector[int] ReplicationDevices() except +RaisePyError
+    double ReplicaTimeoutSeconds() except +RaisePyError
 
 cdef extern from "aten/api.h" namespace "torch_xla":
-    int CurrentDevice() except +
-    void SetCurrentDevice(int ordinal) except +
+    int CurrentDevice() except +RaisePyError
+    void SetCurrentDevice(int ordinal) except +RaisePyError
 
 cdef extern from "python_tensors.h" namespace "torch_xla::python":
-    string GetStableHlo(PyObject* tensors) except +
+    string GetStableHlo(PyObject* tensors) except +RaisePyError
     object AllReduce(const string& reduce_type, PyObject* tensors, double scale,
-                     const vector[vector[int64_t]]& groups) except +
-    object AllGather(PyObject* tensor, int64_t dim, const vector[vector[int64_t]]& groups) except +
+                     const vector[vector[int64_t]]& groups) except +RaisePyError
+    object AllGather(PyObject* tensor, int64_t dim, const vector[vector[int64_t]]& groups) except +RaisePyError
     object ReduceScatter(const string& reduce_type, PyObject* tensor, double scale, int64_t scatter_dim,
-                         int64_t shard_count, const vector[vector[int64_t]]& groups) except +
+                         int64_t shard_count, const vector[vector[int64_t]]& groups) except +RaisePyError
     object AllToAll(PyObject* tensor, int64_t split_dim, int64_t concat_dim, int64_t split_count,
-                    const vector[vector[int64_t]]& groups) except +
-    object CollectivePermute(PyObject* tensor, const vector[pair[int64_t, int64_t]]& pairs) except +
+                    const vector[vector[int64_t]]& groups) except +RaisePyError
+    object CollectivePermute(PyObject* tensor, const vector[pair[int64_t, int64_t]]& pairs) except +RaisePyError
 
 
 def _set_default_plugin_path(str kind, str path):

@@ -1,8 +1,9 @@
 """Test-suite setup shared by every test file."""
 import os
 
-# Several tests move tensors between xla:0 and xla:1. Without CPU_NUM_DEVICES the CPU
-# plugin gives one device per usable core, so a 1-core machine would have one device;
-# ask for two there. Set before any test imports torch_xla.
-if 'CPU_NUM_DEVICES' not in os.environ and len(os.sched_getaffinity(0)) < 2:
-  os.environ['CPU_NUM_DEVICES'] = '2'
+# Four CPU devices, so the replication tests run 4 replicas (on any number of cores);
+# the other tests use xla:0 and xla:1. Set before any test imports torch_xla.
+os.environ.setdefault('CPU_NUM_DEVICES', '4')
+# A replica waiting for the others gives up after this long: a test that would hang
+# fails instead (the tests of the timeout itself set a shorter one).
+os.environ.setdefault('XLA_REPLICA_TIMEOUT', '60')

@@ -25,6 +25,17 @@ ReduceKind ParseReduceType(const std::string& name, const char* op) {
 
 // The replicas a collective on `device` runs across: the running replication's, or the
 // device alone.
+// Runs `body`, turning the IR layer's std::invalid_argument (whose message names the
+// collective already) into a c10::Error.
+template <typename F>
+auto FromIrErrors(F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
 int64_t ReplicaCount(int device) {
   std::shared_ptr<exec::Replication> replication = exec::ReplicationOf(device);
   return replication ? replication->size() : 1;
@@ -57,6 +68,19 @@ constexpr std::size_t kCoalescedBytes = 1 << 20;
 // of their own.
 std::vector<Value> ReduceCoalesced(ReduceKind reduce, const std::vector<Value>& values, const ReplicaGroups& groups,
                                    int64_t replicas) {
+  runtime::ElementType type = values[0].shape().type;
+  bool integral = !runtime::IsFloating(type) && !runtime::IsComplex(type) && type != runtime::ElementType::kPred;
+  if ((reduce == ReduceKind::kAnd || reduce == ReduceKind::kOr) && integral) {
+    // XLA's CPU all-reduce has no bitwise and/or of integers ("Unsupported reduction
+    // computation"; bool takes them): gather the group's values and reduce them here.
+    std::vector<Value> out;
+    for (const Value& v : values) {
+      std::vector<int64_t> dims = v.shape().dims;
+      dims.insert(dims.begin(), 1);
+      out.push_back(ir::Reduce(reduce, ir::AllGather(ir::Reshape(v, dims), 0, groups, replicas), {0}));
+    }
+    return out;
+  }
   std::vector<std::size_t> small;
   std::vector<Value> operands;
   std::vector<int> operand_of(values.size(), -1);  // -1: in the concatenated buffer
@@ -111,7 +135,7 @@ std::vector<at::Tensor> AllReduce(const std::string& reduce_type, const std::vec
   std::map<runtime::ElementType, std::vector<std::size_t>> by_type;
   for (std::size_t i = 0; i < in.size(); ++i) by_type[in[i].v.shape().type].push_back(i);
   std::vector<at::Tensor> out(inputs.size());
-  Checked(kOp, [&] {
+  FromIrErrors([&] {
     for (const auto& [type, indices] : by_type) {
       std::vector<Value> values;
       for (std::size_t i : indices) values.push_back(in[i].v);
@@ -136,7 +160,7 @@ at::Tensor AllGather(const at::Tensor& input, int64_t dim, const ReplicaGroups& 
   IrInput in = CollectiveInput(input, kOp);
   int64_t d = WrapDim(dim, in.v.shape().rank(), kOp);
   int64_t replicas = ReplicaCount(in.device);
-  return Checked(kOp, [&] {
+  return FromIrErrors([&] {
     Value gathered = ir::AllGather(in.v, d, groups, replicas);
     return AtenFromIr(replicas == 1 ? in.v : gathered, in.device);
   });
@@ -150,7 +174,7 @@ at::Tensor ReduceScatter(const std::string& reduce_type, const at::Tensor& input
   IrInput in = CollectiveInput(input, kOp);
   int64_t d = WrapDim(scatter_dim, in.v.shape().rank(), kOp);
   int64_t replicas = ReplicaCount(in.device);
-  return Checked(kOp, [&] {
+  return FromIrErrors([&] {
     ir::ReplicaGroups full = ir::NormalizeReplicaGroups(groups, replicas, kOp);
     TORCH_CHECK(shard_count == static_cast<int64_t>(full[0].size()), kOp, ": shard_count ", shard_count,
                 " must equal the number of replicas in a group (", full[0].size(), ")");
@@ -167,7 +191,7 @@ at::Tensor AllToAll(const at::Tensor& input, int64_t split_dim, int64_t concat_d
   int64_t rank = in.v.shape().rank();
   int64_t split = WrapDim(split_dim, rank, kOp), concat = WrapDim(concat_dim, rank, kOp);
   int64_t replicas = ReplicaCount(in.device);
-  return Checked(kOp, [&] {
+  return FromIrErrors([&] {
     Value exchanged = ir::AllToAll(in.v, split, concat, split_count, groups, replicas);
     return AtenFromIr(replicas == 1 ? in.v : exchanged, in.device);
   });
@@ -178,7 +202,7 @@ at::Tensor CollectivePermute(const at::Tensor& input, const std::vector<std::pai
   XLA_COUNT("collective_permute");
   IrInput in = CollectiveInput(input, kOp);
   int64_t replicas = ReplicaCount(in.device);
-  return Checked(kOp, [&] {
+  return FromIrErrors([&] {
     Value permuted = ir::CollectivePermute(in.v, pairs, replicas);
     // Nothing to send, or one replica that can only send to itself: no exchange at all.
     if (pairs.empty() || replicas == 1) {
@@ -192,7 +216,7 @@ void BeginReplication(const std::vector<int>& ordinals) {
   try {
     exec::BeginReplication(ordinals);
   } catch (const std::invalid_argument& e) {
-    TORCH_CHECK(false, e.what());
+    TORCH_CHECK_VALUE(false, e.what());
   }
 }
 
@@ -200,7 +224,7 @@ double ReplicaTimeoutSeconds() {
   try {
     return exec::ReplicaTimeout().count() / 1000.0;
   } catch (const std::invalid_argument& e) {
-    TORCH_CHECK(false, e.what());
+    TORCH_CHECK_VALUE(false, e.what());
   }
 }
 

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "exec/graph_executor.h"
+
 namespace torch_xla::exec {
 namespace {
 
@@ -70,6 +72,9 @@ std::shared_ptr<Replication> BeginReplication(const std::vector<int>& devices) {
     }
   }
   auto replication = std::make_shared<Replication>(devices, ReplicaTimeout());
+  // Work left pending on the devices from before is run now, alone: the replicas' first
+  // graphs must hold only what the replicas traced.
+  SyncDevices(devices, /*wait=*/false);
   Active& active = GetActive();
   std::lock_guard<std::mutex> lock(active.mu);
   if (active.replication) {
@@ -90,7 +95,11 @@ void EndReplication(const std::string& why) {
     ended.swap(active.replication);
     active.running.store(false, std::memory_order_relaxed);
   }
-  if (ended) ended->rendezvous().Abort(why.empty() ? "the replication has ended" : why);
+  if (!ended) return;
+  ended->rendezvous().Abort(why.empty() ? "the replication has ended" : why);
+  // What the replicas left pending (a replica that failed, or returned without a last
+  // mark_step) stays computable when used, but must not join the next run's graphs.
+  for (int device : ended->devices()) ForgetPendingTensors(device);
 }
 
 std::shared_ptr<Replication> ActiveReplication() {

@@ -36,15 +36,18 @@ double InitValue(ReduceKind kind, ElementType type) {
   return 0;
 }
 
-// The init value as a constant. Integer max/min bounds are written exactly: a double
-// cannot hold INT64_MAX, and converting 2^63 back to int64 overflows.
+// The init value as a constant. Integer max/min bounds and the all-ones of a bitwise and
+// are written exactly: a double cannot hold INT64_MAX, and converting 2^63 back to int64
+// overflows.
 Ssa InitConstant(LoweringContext& ctx, ReduceKind kind, ElementType type) {
   Shape scalar(type, {});
   bool integral = !runtime::IsFloating(type) && !runtime::IsComplex(type) && type != ElementType::kPred;
-  if (integral && (kind == ReduceKind::kMax || kind == ReduceKind::kMin)) {
+  if (integral && (kind == ReduceKind::kMax || kind == ReduceKind::kMin || kind == ReduceKind::kAnd)) {
     int bits = static_cast<int>(runtime::ElementSize(type) * 8);
     std::string literal;
-    if (runtime::IsUnsigned(type)) {
+    if (kind == ReduceKind::kAnd) {  // every bit set
+      literal = runtime::IsUnsigned(type) ? std::to_string(bits == 64 ? ~0ull : (1ull << bits) - 1) : "-1";
+    } else if (runtime::IsUnsigned(type)) {
       literal = kind == ReduceKind::kMax ? "0" : std::to_string(bits == 64 ? ~0ull : (1ull << bits) - 1);
     } else if (kind == ReduceKind::kMax) {
       literal = std::to_string(bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1)));

@@ -144,7 +144,8 @@ void XlaTensor::SetIr(ir::Value value) {
     buffer_.reset();
     data_leaf_ = ir::Value();
   }
-  if (!was_pending) Register();
+  // A pending tensor is linked, unless its device's list was forgotten.
+  if (!was_pending || !linked_.load(std::memory_order_relaxed)) Register();
 }
 
 std::vector<XlaTensorPtr> PendingTensors(int device) {
@@ -158,6 +159,20 @@ std::vector<XlaTensorPtr> PendingTensors(int device) {
     if (XlaTensorPtr p = t->weak_from_this().lock()) out.push_back(std::move(p));
   }
   return out;
+}
+
+void ForgetPendingTensors(int device) {
+  PendingRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (device >= static_cast<int>(r.by_device.size())) return;
+  PendingList& list = r.by_device[device];
+  for (XlaTensor* t = list.head; t != nullptr;) {
+    XlaTensor* next = t->pending_next_;
+    t->pending_prev_ = t->pending_next_ = nullptr;
+    t->linked_ = false;
+    t = next;
+  }
+  list.head = list.tail = nullptr;
 }
 
 std::vector<int> DevicesWithPendingTensors() {

@@ -2,6 +2,7 @@
 // The state of one lazy tensor on an XLA device: either device data (a PJRT buffer)
 // or a pending IR value that a sync turns into device data. Every tensor with pending
 // IR is registered with its device, so a sync can find all of them.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,7 @@ class XlaTensor : public std::enable_shared_from_this<XlaTensor> {
  private:
   struct Constructible;
   friend std::vector<XlaTensorPtr> PendingTensors(int device);
+  friend void ForgetPendingTensors(int device);
   XlaTensor(int device, ir::Shape shape);
   // Links / unlinks the tensor in its device's list of pending tensors.
   void Register();
@@ -54,12 +56,19 @@ class XlaTensor : public std::enable_shared_from_this<XlaTensor> {
   mutable ir::Value data_leaf_;    // cached device-data leaf of buffer_
   XlaTensor* pending_prev_ = nullptr;  // links in the pending list (guarded by its mutex)
   XlaTensor* pending_next_ = nullptr;
-  bool linked_ = false;
+  // Whether the tensor is in its device's pending list; changed under the list's mutex,
+  // read without it as a hint (Register() checks again).
+  std::atomic<bool> linked_{false};
 };
 
 // The tensors of a device that have pending IR, in creation order.
 std::vector<XlaTensorPtr> PendingTensors(int device);
 // Device ordinals that have pending tensors.
 std::vector<int> DevicesWithPendingTensors();
+// Empties the device's pending list: its tensors keep their pending values, which a
+// sync of the device no longer includes; each is computed when it is used (synced
+// alone), or joins the list again when it is updated. For the leftovers of replicas
+// that ended: a next run's graphs must not take them in.
+void ForgetPendingTensors(int device);
 
 }  // namespace torch_xla

@@ -64,18 +64,32 @@ class ReplicaThreads:
       thread.start()
     return self
 
-  def join(self):
+  def join(self, timeout=None):
+    """Waits for every replica; returns their results by replica.
+
+    Raises ReplicaError if one raised. With `timeout` (seconds), replicas
+    still running then are released from their waits and TimeoutError names
+    them (a replica busy in Python code of its own cannot be stopped).
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
       for thread in self._threads:
         # Short joins keep the waiting thread responsive to KeyboardInterrupt.
         while thread.is_alive():
+          if deadline is not None and time.monotonic() >= deadline:
+            running = [r for r, t in enumerate(self._threads) if t.is_alive()]
+            self._replication.abort(f'replicas {running} did not finish '
+                                    f'within {timeout:g} s')
+            raise TimeoutError(f'replicas {running} did not finish within '
+                               f'{timeout:g} s')
           thread.join(0.1)
     except BaseException:
       self._replication.abort('the replicas were interrupted')
       raise
     finally:
-      if all(not t.is_alive() for t in self._threads):
-        self._replication.close()
+      # Replicas still running (after a timeout or an interrupt) fail at their
+      # next wait; a new replication may start.
+      self._replication.close()
     if self._failures:
       raise self._error()
     return list(self._results)
