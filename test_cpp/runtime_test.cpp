@@ -34,6 +34,8 @@ class RuntimeEnvironment : public ::testing::Environment {
     unsetenv("PJRT_PLUGIN_PATH");
     // Differs from the default of 4, so the test proves the variable is read.
     setenv("CPU_NUM_DEVICES", std::to_string(kDevices).c_str(), 1);
+    // Replicas that would wait for each other forever fail the test instead.
+    setenv("XLA_REPLICA_TIMEOUT", "30", 0);
     Client::Configure(ClientOptions{});
   }
 
