@@ -1,8 +1,11 @@
 """Trains a small convolutional network on the real handwritten digits that ship inside
-scikit-learn (1797 images of 8x8 pixels, 10 classes) on the default XLA device, then
-reports the accuracy on a held-out test split.
+scikit-learn (1797 images of 8x8 pixels, 10 classes) on every XLA device of the host,
+one replica per device (xmp.spawn), then reports the accuracy on a held-out test split.
 
-  python examples/train_digits.py --epochs 15 --batch-size 64
+Each replica takes its share of every batch; xm.optimizer_step averages the gradients
+across the replicas inside the step graph, so all replicas keep the same weights.
+
+  python examples/train_digits.py --epochs 15 --batch-size 64 [--devices N]
 """
 import argparse
 import time
@@ -15,6 +18,8 @@ import torch.optim as optim
 import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
+import torch_xla.distributed.parallel_loader as pl
+import torch_xla.distributed.xla_multiprocessing as xmp
 
 
 class DigitsNet(nn.Module):
@@ -58,50 +63,73 @@ def batches(images, labels, batch_size, generator):
 
 
 def evaluate(model, images, labels, device):
+  """The accuracy over every replica's share of the test images."""
   model.eval()
   with torch.no_grad():
     predictions = model(images.to(device)).argmax(dim=1)
     correct = (predictions == labels.to(device)).sum()
   model.train()
-  return correct.item() / len(labels)
+  counts = xm.mesh_reduce('test_accuracy', (correct.item(), len(labels)),
+                          lambda parts: [sum(p[i] for p in parts) for i in range(2)])
+  return counts[0] / counts[1]
 
 
-def train(epochs=15, batch_size=64, lr=2e-3, seed=0, verbose=True):
-  """Trains on the default XLA device; returns the test accuracy."""
-  torch.manual_seed(seed)
+def shard(tensor, index, count):
+  """Replica `index`'s share of the first dimension (every count-th row)."""
+  return tensor[index::count]
+
+
+def train_replica(index, model_wrapper, epochs, batch_size, lr, seed, verbose, results):
   device = xm.xla_device()
+  count = xm.xrt_world_size()
   train_x, train_y, test_x, test_y = load_digits_split(seed=seed)
-  model = DigitsNet().to(device)
+  model = model_wrapper.to(device)
   optimizer = optim.Adam(model.parameters(), lr=lr)
+  # Every replica draws the same shuffles and takes its share of each batch.
   generator = torch.Generator().manual_seed(seed)
+  local_batch = batch_size // count
 
   start = time.time()
   for epoch in range(1, epochs + 1):
     total = torch.zeros((), device=device)
     steps = 0
-    for data, target in batches(train_x, train_y, batch_size, generator):
+    shares = [(shard(x, index, count)[:local_batch], shard(y, index, count)[:local_batch])
+              for x, y in batches(train_x, train_y, local_batch * count, generator)]
+    for data, target in pl.MpDeviceLoader(shares, device):
       optimizer.zero_grad()
-      loss = F.nll_loss(model(data.to(device)), target.to(device))
+      loss = F.nll_loss(model(data), target)
       loss.backward()
-      optimizer.step()
+      xm.optimizer_step(optimizer)
       total += loss.detach()
       steps += 1
-      xm.mark_step()
-    if verbose:
+    if verbose and xm.is_master_ordinal():
       print('epoch {:2d}  loss {:.4f}  {:.1f} s'.format(epoch, total.item() / steps, time.time() - start))
-  accuracy = evaluate(model, test_x, test_y, device)
-  if verbose:
-    print('test accuracy {:.2%} on {} held-out digits'.format(accuracy, len(test_y)))
-  return accuracy
+  accuracy = evaluate(model, shard(test_x, index, count), shard(test_y, index, count), device)
+  if verbose and xm.is_master_ordinal():
+    print('test accuracy {:.2%} on {} held-out digits, {} replica(s)'.format(accuracy, len(test_y), count))
+  results[index] = accuracy
+
+
+def train(epochs=15, batch_size=64, lr=2e-3, seed=0, verbose=True, devices=None):
+  """Trains on `devices` XLA devices (None: all of them); returns the test accuracy."""
+  torch.manual_seed(seed)
+  model_wrapper = xmp.MpModelWrapper(DigitsNet())  # one set of initial weights for all
+  results = {}
+  xmp.spawn(train_replica, args=(model_wrapper, epochs, batch_size, lr, seed, verbose, results),
+            nprocs=devices)
+  return results[0]
 
 
 def main():
   parser = argparse.ArgumentParser()
   parser.add_argument('--epochs', type=int, default=15)
-  parser.add_argument('--batch-size', type=int, default=64)
+  parser.add_argument('--batch-size', type=int, default=64,
+                      help='global batch, shared by the replicas')
   parser.add_argument('--lr', type=float, default=2e-3)
+  parser.add_argument('--devices', type=int, default=None,
+                      help='number of XLA devices (replicas); default: all of them')
   args = parser.parse_args()
-  train(args.epochs, args.batch_size, args.lr)
+  train(args.epochs, args.batch_size, args.lr, devices=args.devices)
   print(met.short_metrics_report())
 
 

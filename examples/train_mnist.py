@@ -1,10 +1,12 @@
-"""Trains the guides' MNIST network on the default XLA device, the way the API guide
-shows: move the model and each batch to the device, step the optimizer, mark the step.
+"""Trains the guides' MNIST network on every XLA device of the host, the way the API
+guide shows: xmp.spawn runs one replica per device, MpDeviceLoader feeds each its share
+of every batch, and xm.optimizer_step averages the gradients across the replicas inside
+the step graph.
 
 The data is MNIST-shaped synthetic data (28x28 images, 10 classes) whose labels
 depend on the images, so the loss falls as the network learns.
 
-  python examples/train_mnist.py --steps 50 --batch-size 128
+  python examples/train_mnist.py --steps 50 --batch-size 128 [--devices N]
 """
 import argparse
 import os
@@ -19,6 +21,8 @@ sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))
 import torch_xla  # noqa: E402
 import torch_xla.core.xla_model as xm  # noqa: E402
 import torch_xla.debug.metrics as met  # noqa: E402
+import torch_xla.distributed.parallel_loader as pl  # noqa: E402
+import torch_xla.distributed.xla_multiprocessing as xmp  # noqa: E402
 from mnist_model import MNIST  # noqa: E402
 
 
@@ -44,37 +48,47 @@ def progress(step, total, loss, elapsed):
   sys.stdout.flush()
 
 
-def main():
-  parser = argparse.ArgumentParser()
-  parser.add_argument('--steps', type=int, default=50)
-  parser.add_argument('--batch-size', type=int, default=128)
-  parser.add_argument('--lr', type=float, default=0.01)
-  parser.add_argument('--momentum', type=float, default=0.5)
-  args = parser.parse_args()
-
-  torch.manual_seed(1)
+def train_replica(index, args, model_wrapper, losses):
   device = xm.xla_device()
-  train_loader = synthetic_mnist(args.steps, args.batch_size)
-  model = MNIST().train().to(device)
+  count = xm.xrt_world_size()
+  local = args.batch_size // count
+  # Replica `index`'s share of every global batch.
+  shares = [(data[index * local:(index + 1) * local], target[index * local:(index + 1) * local])
+            for data, target in synthetic_mnist(args.steps, local * count)]
+  model = model_wrapper.to(device).train()
   loss_fn = nn.NLLLoss()
   optimizer = optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
 
   start = time.time()
-  losses = []
-  for step, (data, target) in enumerate(train_loader, 1):
+  for step, (data, target) in enumerate(pl.MpDeviceLoader(shares, device), 1):
     optimizer.zero_grad()
-    data = data.to(device)
-    target = target.to(device)
     output = model(data)
     loss = loss_fn(output, target)
     loss.backward()
-    optimizer.step()
-    xm.mark_step()
-    if step % 10 == 0 or step == args.steps:
-      losses.append(loss.item())
-      progress(step, args.steps, losses[-1], time.time() - start)
+    xm.optimizer_step(optimizer)
+    if xm.is_master_ordinal() and (step % 10 == 0 or step == args.steps):
+      # Runs after the step's graph, when the loss is on the device already.
+      xm.add_step_closure(lambda s, l: (losses.append(l.item()), progress(s, args.steps, losses[-1], time.time() - start)),
+                          args=(step, loss))
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument('--steps', type=int, default=50)
+  parser.add_argument('--batch-size', type=int, default=128, help='global batch, shared by the replicas')
+  parser.add_argument('--lr', type=float, default=0.01)
+  parser.add_argument('--momentum', type=float, default=0.5)
+  parser.add_argument('--devices', type=int, default=None,
+                      help='number of XLA devices (replicas); default: all of them')
+  args = parser.parse_args()
+
+  torch.manual_seed(1)
+  model_wrapper = xmp.MpModelWrapper(MNIST())  # one set of initial weights for all replicas
+  losses = []
+  xmp.spawn(train_replica, args=(args, model_wrapper, losses), nprocs=args.devices)
   print()
-  print('first logged loss {:.4f}, last loss {:.4f}'.format(losses[0], losses[-1]))
+  print('{} replica(s); first logged loss {:.4f}, last loss {:.4f}'.format(
+      args.devices or torch_xla.device_count(), losses[0], losses[-1]))
   print(met.short_metrics_report())
 
 

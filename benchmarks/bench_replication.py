@@ -1,0 +1,197 @@
+"""Replication on one host, in one run:
+
+- the guides' MNIST training step at global batch 128 on 1, 2 and 4 devices (xmp.spawn,
+  each replica its share of the batch, xm.optimizer_step averaging the gradients in the
+  step graph), with eager PyTorch's step at batch 128 in the same process;
+- the latency of an all_reduce of 1 MB and of 100 MB (float32) over 4 devices, against
+  one memcpy of 100 MB per device (numpy copies into a written destination).
+
+A process has a fixed number of devices, so the figures come from child processes: one
+with the default device count (1 and 2 devices), one with CPU_NUM_DEVICES=4 (4 devices,
+1 device for comparison, and the all_reduces). Each step time is the median over three
+rounds that alternate eager and the device counts.
+
+  python benchmarks/bench_replication.py [--steps 20]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(1, here)
+sys.path.insert(1, os.path.join(here, '..', 'examples'))
+from common import report  # noqa: E402
+
+GLOBAL_BATCH = 128
+ROUNDS = 3
+
+
+def mnist_step_times(device_counts, steps):
+  """{devices: (ms per step waiting for each, ms per step back to back)} and eager's ms."""
+  import torch
+  import torch.nn as nn
+  import torch.optim as optim
+
+  import torch_xla.core.xla_model as xm
+  import torch_xla.distributed.parallel_loader as pl
+  import torch_xla.distributed.xla_multiprocessing as xmp
+  from mnist_model import MNIST
+
+  torch.manual_seed(0)
+  host_model = MNIST().train()
+  data = torch.randn(GLOBAL_BATCH, 1, 28, 28)
+  target = torch.randint(0, 10, (GLOBAL_BATCH,))
+
+  def eager_ms():
+    model = MNIST().train()
+    model.load_state_dict(host_model.state_dict())
+    opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+    loss_fn = nn.NLLLoss()
+    samples = []
+    for i in range(steps + 3):
+      start = time.perf_counter()
+      opt.zero_grad()
+      loss_fn(model(data), target).backward()
+      opt.step()
+      if i >= 3:
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e3
+
+  def replica(index, timings):
+    device = xm.xla_device()
+    count = xm.xrt_world_size()
+    local = GLOBAL_BATCH // count
+    x = data[index * local:(index + 1) * local].to(device)
+    y = target[index * local:(index + 1) * local].to(device)
+    model = MNIST().train()
+    model.load_state_dict(host_model.state_dict())
+    model = model.to(device)
+    opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+    loss_fn = nn.NLLLoss()
+
+    def step():
+      opt.zero_grad()
+      loss_fn(model(x), y).backward()
+      xm.optimizer_step(opt)
+      xm.mark_step()
+
+    for _ in range(3):  # compile; the first steps' graphs differ (momentum buffers)
+      step()
+    xm.wait_device_ops()
+    waiting = []
+    for _ in range(steps):
+      start = time.perf_counter()
+      step()
+      xm.wait_device_ops()
+      waiting.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    for _ in range(steps):
+      step()
+    xm.wait_device_ops()
+    back_to_back = (time.perf_counter() - start) / steps
+    if index == 0:
+      timings.append((statistics.median(waiting) * 1e3, back_to_back * 1e3))
+
+  eager, results = [], {n: [] for n in device_counts}
+  for _ in range(ROUNDS):
+    eager.append(eager_ms())
+    for n in device_counts:
+      xmp.spawn(replica, args=(results[n],), nprocs=n)
+  return statistics.median(eager), {
+      n: (statistics.median(w for w, _ in t), statistics.median(b for _, b in t)) for n, t in results.items()
+  }
+
+
+def all_reduce_ms(megabytes, repeat=10):
+  """Median ms of one all_reduce of `megabytes` MB per replica over every device, from
+  the launch until the result is ready."""
+  import torch
+
+  import torch_xla.core.xla_model as xm
+  import torch_xla.distributed.xla_multiprocessing as xmp
+
+  elements = int(megabytes * 1e6) // 4
+  times = []
+
+  def replica(index):
+    x = torch.full((elements,), float(index), device=xm.xla_device())
+    xm.mark_step()
+    samples = []
+    for i in range(repeat + 2):
+      xm.wait_device_ops()
+      start = time.perf_counter()
+      y = xm.all_reduce(xm.REDUCE_SUM, x)
+      xm.mark_step()
+      xm.wait_device_ops()
+      if i >= 2:
+        samples.append(time.perf_counter() - start)
+    expected = sum(range(xm.xrt_world_size()))
+    assert y[:4].cpu().tolist() == [float(expected)] * 4
+    if index == 0:
+      times.append(statistics.median(samples) * 1e3)
+
+  xmp.spawn(replica)
+  return times[0]
+
+
+def memcpy_ms(megabytes, repeat=10):
+  import numpy as np
+  src = np.ones(int(megabytes * 1e6) // 4, dtype=np.float32)
+  dst = np.zeros_like(src)
+  samples = []
+  for _ in range(repeat + 2):
+    start = time.perf_counter()
+    np.copyto(dst, src)
+    samples.append(time.perf_counter() - start)
+  return statistics.median(samples[2:]) * 1e3
+
+
+def child(kind, steps):
+  import torch_xla
+  devices = torch_xla.device_count()
+  if kind == 'mnist':
+    counts = sorted({1, 2, devices} & set(range(1, devices + 1)))
+    eager, xla = mnist_step_times(counts, steps)
+    for n, (waiting, back_to_back) in xla.items():
+      print(json.dumps({'bench': 'mnist_replicated', 'client_devices': devices, 'devices': n,
+                        'global_batch': GLOBAL_BATCH, 'eager_ms': eager, 'xla_ms': waiting,
+                        'xla_back_to_back_ms': back_to_back}))
+  else:
+    copy = memcpy_ms(100)
+    for mb in (1, 100):
+      ms = all_reduce_ms(mb)
+      print(json.dumps({'bench': 'all_reduce', 'devices': devices, 'mb_per_device': mb, 'ms': ms,
+                        'memcpy_100mb_ms': copy, 'ratio_to_memcpy_per_device': ms / (copy * devices)}))
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument('--steps', type=int, default=20)
+  parser.add_argument('--child', choices=['mnist', 'all_reduce'])
+  args = parser.parse_args()
+  if args.child:
+    child(args.child, args.steps)
+    return
+  rows = []
+  runs = [('mnist', {}), ('mnist', {'CPU_NUM_DEVICES': '4'}), ('all_reduce', {'CPU_NUM_DEVICES': '4'})]
+  for kind, env in runs:
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), '--child', kind, '--steps', str(args.steps)],
+                         env={**os.environ, **env}, check=True, capture_output=True, text=True).stdout
+    rows += [json.loads(line) for line in out.splitlines() if line.startswith('{')]
+  single = {r['client_devices']: r['xla_ms'] for r in rows if r['bench'] == 'mnist_replicated' and r['devices'] == 1}
+  single_b2b = {r['client_devices']: r['xla_back_to_back_ms'] for r in rows
+                if r['bench'] == 'mnist_replicated' and r['devices'] == 1}
+  for r in rows:
+    if r['bench'] == 'mnist_replicated':
+      r['vs_1_device'] = r['xla_ms'] / single[r['client_devices']]
+      r['back_to_back_vs_1_device'] = r['xla_back_to_back_ms'] / single_b2b[r['client_devices']]
+  report([r for r in rows if r['bench'] == 'mnist_replicated'])
+  report([r for r in rows if r['bench'] == 'all_reduce'])
+
+
+if __name__ == '__main__':
+  main()
