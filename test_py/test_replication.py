@@ -391,3 +391,16 @@ def test_replicas_on_a_subset_of_devices_in_any_order():
 
   results = ReplicaThreads([3, 1], replica).start().join(RUN_TIMEOUT)
   assert results == [(3, [1.0, 1.0, 2.0, 2.0]), (1, [1.0, 1.0, 2.0, 2.0])]
+
+
+def test_reading_a_collective_result_syncs_it_with_the_other_replicas():
+  """.item(), .cpu() and .tolist() of a pending collective result run its graph
+  replicated (each replica waits with the GIL released while the others trace)."""
+
+  def replica(index):
+    x = torch.ones(3, device=xm.xla_device()) * (index + 1)
+    total = xm.all_reduce(xm.REDUCE_SUM, x)
+    biggest = xm.all_reduce(xm.REDUCE_MAX, x)
+    return total.sum().item(), total.cpu().tolist(), biggest.tolist()
+
+  assert run_replicas(replica) == [(30.0, [10.0] * 3, [4.0] * 3)] * REPLICAS
