@@ -26,7 +26,7 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
-from common import report  # noqa: E402
+from common import device_step_times, report  # noqa: E402
 
 GLOBAL_BATCH = 128
 ROUNDS = 3
@@ -84,17 +84,7 @@ def mnist_step_times(device_counts, steps):
     for _ in range(3):  # compile; the first steps' graphs differ (momentum buffers)
       step()
     xm.wait_device_ops()
-    waiting = []
-    for _ in range(steps):
-      start = time.perf_counter()
-      step()
-      xm.wait_device_ops()
-      waiting.append(time.perf_counter() - start)
-    start = time.perf_counter()
-    for _ in range(steps):
-      step()
-    xm.wait_device_ops()
-    back_to_back = (time.perf_counter() - start) / steps
+    waiting, back_to_back = device_step_times(step, xm.wait_device_ops, steps)
     if index == 0:
       timings.append((statistics.median(waiting) * 1e3, back_to_back * 1e3))
 

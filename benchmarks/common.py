@@ -74,6 +74,23 @@ def classifier_benchmark(name, model_class, sample_size, classes, steps, batch):
   report([row])
 
 
+def device_step_times(run_step, wait, steps):
+  """Times `steps` device steps that each wait (wait()) for their own result, then
+  `steps` that run back to back with one wait at the end. Returns the seconds of each
+  waiting step, and the seconds per step back to back."""
+  waiting = []
+  for _ in range(steps):
+    start = time.perf_counter()
+    run_step()
+    wait()
+    waiting.append(time.perf_counter() - start)
+  start = time.perf_counter()
+  for _ in range(steps):
+    run_step()
+  wait()
+  return waiting, (time.perf_counter() - start) / steps
+
+
 def compare_training(make_step, steps, rounds=3):
   """Step time of a training step in eager PyTorch on the CPU and on the XLA device.
 
@@ -110,16 +127,9 @@ def compare_training(make_step, steps, rounds=3):
       start = time.perf_counter()
       eager_step()
       eager.append(time.perf_counter() - start)
-    for _ in range(steps):
-      start = time.perf_counter()
-      run_xla()
-      xm.wait_device_ops()
-      xla.append(time.perf_counter() - start)
-    start = time.perf_counter()
-    for _ in range(steps):
-      run_xla()
-    xm.wait_device_ops()
-    pipelined.append((time.perf_counter() - start) / steps)
+    waiting, back_to_back = device_step_times(run_xla, xm.wait_device_ops, steps)
+    xla += waiting
+    pipelined.append(back_to_back)
   eager_ms = statistics.median(eager) * 1e3
   xla_ms = statistics.median(xla) * 1e3
   pipelined_ms = statistics.median(pipelined) * 1e3

@@ -387,11 +387,19 @@ void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>
 // as one execution; donation is what every replica may donate.
 LaunchRendezvous::Ticket ArriveReplicated(Replication& replication, int device, PostOrderGraph& g,
                                           bool all_pending) {
+  int replica = replication.ReplicaOf(device);
   ReplicaArguments part;
-  part.donatable = all_pending && DonationEnabled() ? DonatableParameters(g)
-                                                    : std::vector<bool>(g.parameters.size(), false);
-  // After DonatableParameters: holding the buffers here raises their use counts.
-  part.buffers = ArgumentBuffers(g, device);
+  try {
+    part.donatable = all_pending && DonationEnabled() ? DonatableParameters(g)
+                                                      : std::vector<bool>(g.parameters.size(), false);
+    // After DonatableParameters: holding the buffers here raises their use counts.
+    part.buffers = ArgumentBuffers(g, device);
+  } catch (const std::exception& e) {
+    // This replica cannot join the others' launch: release them now, not at the timeout.
+    replication.rendezvous().Abort("replica " + std::to_string(replica) + " (xla:" + std::to_string(device) +
+                                   ") could not start its graph: " + e.what());
+    throw;
+  }
   const std::vector<int>& devices = replication.devices();
   auto launch = [&g, &devices](std::vector<ReplicaArguments>& parts) {
     std::vector<bool> donatable = parts[0].donatable;
@@ -416,7 +424,6 @@ LaunchRendezvous::Ticket ArriveReplicated(Replication& replication, int device, 
     CountDonations(donated.size() * parts.size());
     return outputs;
   };
-  int replica = replication.ReplicaOf(device);
   return replication.rendezvous().Arrive(replica, g.hash, DescribeGraph(g), std::move(part), launch);
 }
 
@@ -458,7 +465,11 @@ void CompleteGraph(Launch& launch) {
 // rethrown once every started launch has completed or failed.
 void SyncGraphs(std::map<int, std::vector<XlaTensorPtr>>& pending, bool all_pending) {
   std::vector<std::unique_lock<std::mutex>> locks;
-  for (auto& [device, tensors] : pending) locks.emplace_back(DeviceMutex(device));
+  for (auto& [device, tensors] : pending) {
+    std::mutex& mu = DeviceMutex(device);  // devices may share one: lock each once
+    if (std::none_of(locks.begin(), locks.end(), [&](const auto& l) { return l.mutex() == &mu; }))
+      locks.emplace_back(mu);
+  }
   std::exception_ptr first_error;
   std::vector<Launch> started;
   for (auto& [device, tensors] : pending) {
