@@ -300,6 +300,7 @@ def test_set_replication_with_threads_of_ones_own():
       xm.set_replication(devices[index], devices)
       results[index] = (sync_with_collective().cpu().tolist(), xm.get_ordinal(), xm.xrt_world_size(),
                         xm.xla_replication_devices(devices), xm.xla_device().index)
+      xm.set_replication(devices[index], [])  # done: the last thread ends the replication
     except BaseException as e:  # reported below
       errors.append(e)
 
@@ -308,8 +309,8 @@ def test_set_replication_with_threads_of_ones_own():
     t.start()
   for t in threads:
     t.join(RUN_TIMEOUT)
-  _replica.active().close()
   assert not errors, errors
+  assert _replica.active() is None
   for index in range(REPLICAS):
     assert results[index] == ([4.0, 4.0], index, REPLICAS, [f'CPU:{i}' for i in range(REPLICAS)], index)
   with pytest.raises(ValueError, match='is not one of the replication devices'):

@@ -64,6 +64,7 @@ class Replication:
     self._rounds = {}  # tag -> the _Round replicas are arriving at
     self._left = {}  # replica -> why it will not arrive any more
     self._broken = None  # why every meeting fails, once the replicas are out of step
+    self._threads = 0  # threads that joined through xm.set_replication
 
   @property
   def size(self):
@@ -136,6 +137,19 @@ class Replication:
     with self._cond:
       self._break(why, throw=False)
     _xlac()._xla_replication_abort(why)
+
+  def join_thread(self):
+    """A thread of the caller's own joined as a replica (xm.set_replication)."""
+    with self._cond:
+      self._threads += 1
+
+  def leave_thread(self):
+    """Such a thread is done; the replication ends with the last of them."""
+    with self._cond:
+      self._threads -= 1
+      last = self._threads == 0
+    if last:
+      self.close('every thread has left the replicas (xm.set_replication)')
 
   def close(self, why='the replication has ended'):
     global _active

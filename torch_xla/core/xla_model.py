@@ -128,18 +128,23 @@ def set_replication(device, devices):
   """Makes the calling thread the replica of `device` among `devices`.
 
   For threads of one's own, one per device: every thread calls it with its
-  own device and the same device list, then runs its step. The first call
+  own device and the same device list, then runs its steps. The first call
   for a device list starts the replication over those devices; collectives
   and optimizer_step then reduce across the threads. An empty list makes the
-  thread a single replica again.
+  calling thread a single replica again and ends the replication it was part
+  of (call it once the threads are done); a call with another device list
+  replaces the replication.
   """
   devices = [str(torch.device(d)) for d in devices]
   device = str(torch.device(device))
   if devices and device not in devices:
     raise ValueError(f'{device} is not one of the replication devices {devices}')
   _replica.set_replication_devices(device, devices)
+  previous = getattr(_replica.get(), 'replication', None)
   if len(devices) <= 1:
     _replica.set_thread(None)
+    if previous is not None:
+      previous.leave_thread()
     return
   ordinals = [_device_ordinal(d) for d in devices]
   replication = _replica.active()
@@ -148,6 +153,8 @@ def set_replication(device, devices):
       replication.close(f'xm.set_replication replaced the replicas over '
                         f'{replication.devices} with {ordinals}')
     replication = _replica.start(ordinals)
+  if previous is not replication:
+    replication.join_thread()
   _replica.set_thread(replication.info(ordinals.index(_device_ordinal(device))))
   _xlac()._xla_set_current_device(_device_ordinal(device))
 
