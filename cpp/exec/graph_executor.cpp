@@ -1,8 +1,6 @@
 #include "exec/graph_executor.h"
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -364,13 +362,6 @@ struct Launch {
   LaunchRendezvous::Ticket ticket;
 };
 
-// Whether a graph without collectives was launched on the device since its last
-// replicated launch (devices may share a flag: that only costs a wait).
-std::atomic<bool>& RanAloneSinceReplicated(int device) {
-  static std::array<std::atomic<bool>, 64> flags{};
-  return flags[device % 64];
-}
-
 // Runs a graph without collectives on `device` alone; the tensors take their outputs.
 void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors,
                   const std::vector<int>& root_of, bool all_pending) {
@@ -388,7 +379,6 @@ void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>
     outputs = runtime::Client::Get().Execute(*exe, {args}, {device}, donated, std::move(arg_buffers));
   }
   CountDonations(donated.size());
-  RanAloneSinceReplicated(device).store(true);
   for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i]->SetBuffer(outputs[0][root_of[i]]);
 }
 
@@ -404,16 +394,6 @@ LaunchRendezvous::Ticket ArriveReplicated(Replication& replication, int device, 
                                                       : std::vector<bool>(g.parameters.size(), false);
     // After DonatableParameters: holding the buffers here raises their use counts.
     part.buffers = ArgumentBuffers(g, device);
-    // A replica whose inputs are still being computed by a graph of its own (e.g. an
-    // evaluation only the master runs) would start the replicated execution late, and XLA
-    // ends the whole process when a replica's collective waits for another longer than its
-    // timeout (40 s). Such a replica waits for its inputs before it arrives, so the
-    // collectives wait for nothing but the graph itself. Inputs from the last replicated
-    // execution are not waited for: every replica's part of it ends at about the same time
-    // (waiting for them cost 5-10% of a 2-replica MNIST step, back to back).
-    if (RanAloneSinceReplicated(device).exchange(false)) {
-      for (const runtime::BufferPtr& buffer : part.buffers) buffer->Await();
-    }
   } catch (const std::exception& e) {
     // This replica cannot join the others' launch: release them now, not at the timeout.
     replication.rendezvous().Abort("replica " + std::to_string(replica) + " (xla:" + std::to_string(device) +
