@@ -405,3 +405,46 @@ def test_reading_a_collective_result_syncs_it_with_the_other_replicas():
     return total.sum().item(), total.cpu().tolist(), biggest.tolist()
 
   assert run_replicas(replica) == [(30.0, [10.0] * 3, [4.0] * 3)] * REPLICAS
+
+
+SKEWED_REPLICAS = '''
+import time
+import torch
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.xla_multiprocessing as xmp
+
+def replica(index, waits):
+  device = xm.xla_device()
+  x = torch.ones(3, device=device)
+  xm.mark_step()
+  if index == 0:  # a graph of its own, launched asynchronously, still running below
+    a = torch.randn(2048, 2048, device=device)
+    for _ in range(32):
+      a = (a @ a).tanh()
+    x = x + a[0, :3] * 0
+    xm.mark_step()
+  start = time.monotonic()
+  y = xm.all_reduce(xm.REDUCE_SUM, x)
+  xm.mark_step()
+  waits[index] = time.monotonic() - start
+  assert y.cpu().tolist() == [2.0] * 3
+
+waits = {}
+xmp.spawn(replica, args=(waits,), nprocs=2)
+print('replica 1 waited', waits[1])
+'''
+
+
+def test_a_replica_busy_with_a_graph_of_its_own_does_not_end_the_process():
+  """XLA ends the process when a replica's collective waits for another longer than its
+  timeout (here 1 s). Replica 0's device still runs a longer graph of its own when the
+  replicas meet; the replicated launch starts every replica together, so nothing ends."""
+  import subprocess
+  import sys
+  env = dict(os.environ, CPU_NUM_DEVICES='2',
+             XLA_FLAGS='--xla_cpu_collective_call_terminate_timeout_seconds=1')
+  done = subprocess.run([sys.executable, '-c', SKEWED_REPLICAS], env=env, capture_output=True, text=True,
+                        timeout=RUN_TIMEOUT)
+  assert done.returncode == 0, done.stderr[-2000:]
+  waited = float(done.stdout.split('replica 1 waited')[1])
+  assert waited > 1.0, waited  # the skew outlasted XLA's timeout
