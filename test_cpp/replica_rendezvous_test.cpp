@@ -101,6 +101,19 @@ TEST(ReplicaRendezvousTest, AMissingReplicaTimesOutEveryWaitingOne) {
   EXPECT_EQ(launches.load(), 0);
 }
 
+TEST(ReplicaRendezvousTest, ALaunchLongerThanTheTimeoutIsWaitedFor) {
+  Rendezvous rendezvous(3, 100ms);
+  auto slow = [](std::vector<int>& parts) {
+    std::this_thread::sleep_for(400ms);  // a long first compile
+    return std::vector<int>(parts.begin(), parts.end());
+  };
+  std::vector<int> results(3, -1);
+  std::vector<std::string> errors = OnThreads(3, [&](int r) { results[r] = rendezvous.ArriveAndWait(r, 1, "graph", r, slow); });
+  EXPECT_EQ(errors, std::vector<std::string>(3));
+  EXPECT_EQ(results, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(rendezvous.broken(), "");
+}
+
 TEST(ReplicaRendezvousTest, AReplicaThatLeftReleasesTheWaitingOnes) {
   Rendezvous rendezvous(3, 30s);
   std::atomic<int> launches{0};

@@ -6,10 +6,10 @@
 // with its own part of the result, or all leave with the same error.
 //
 // Arriving does not block (so one thread may arrive for several replicas and then wait
-// for each); waiting does, until a deadline counted from the arrival. Nothing waits
-// longer: a replica that does not arrive in time, differing keys, a replica that said it
-// will not come any more (it finished or failed) or an abort end the wait of every
-// replica with a RendezvousError. After such an error the rendezvous stays broken (the
+// for each); waiting does, for the other replicas until a deadline counted from the
+// arrival, then for the launch (however long its compile takes). A replica that does not
+// arrive in time, differing keys, a replica that said it will not come any more (it
+// finished or failed) or an abort end the wait of every replica with a RendezvousError. After such an error the rendezvous stays broken (the
 // replicas are no longer in step) and every later arrival fails at once with the same
 // message. An error thrown by the launch itself reaches every replica too, but leaves
 // the rendezvous usable: the replicas are still in step.
@@ -141,7 +141,12 @@ class ReplicaRendezvous {
     std::unique_lock<std::mutex> lock(mu_);
     Round& round = *ticket.round;
     while (!round.done) {
-      if (cv_.wait_until(lock, ticket.deadline) == std::cv_status::timeout && !round.done) {
+      // Once every replica has arrived the launch is under way (a first compile may take
+      // longer than any timeout): only a missing replica is waited for with a deadline.
+      if (round.count == num_replicas_) {
+        cv_.wait(lock);
+      } else if (cv_.wait_until(lock, ticket.deadline) == std::cv_status::timeout && !round.done &&
+                 round.count < num_replicas_) {
         BreakLocked(ticket.round, TimeoutMessage(round));
       }
     }
