@@ -53,6 +53,9 @@ cdef extern from "aten/collectives.h" namespace "torch_xla":
     vector[int] ReplicationDevices() except +RaisePyError
     double ReplicaTimeoutSeconds() except +RaisePyError
 
+cdef extern from "aten/cross_process.h" namespace "torch_xla":
+    void SetProcessLayout(int index, int count) except +RaisePyError
+
 cdef extern from "aten/api.h" namespace "torch_xla":
     int CurrentDevice() except +RaisePyError
     void SetCurrentDevice(int ordinal) except +RaisePyError
@@ -164,6 +167,10 @@ def _xla_replication_abort(str why):
 
 def _xla_replication_devices():
     return list(ReplicationDevices())
+
+def _xla_set_process_layout(int index, int count):
+    """This process is process `index` of `count` (collectives span them all)."""
+    SetProcessLayout(index, count)
 
 def _xla_replica_timeout():
     """Seconds a replica waits for the others ($XLA_REPLICA_TIMEOUT, default 300)."""

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "aten/cross_process.h"
 #include "aten/kernel_util.h"
 #include "exec/replication.h"
 #include "ir/builder_collectives.h"
@@ -23,8 +24,6 @@ ReduceKind ParseReduceType(const std::string& name, const char* op) {
   return it->second;
 }
 
-// The replicas a collective on `device` runs across: the running replication's, or the
-// device alone.
 // Runs `body`, turning the IR layer's std::invalid_argument (whose message names the
 // collective already) into a c10::Error.
 template <typename F>
@@ -36,9 +35,17 @@ auto FromIrErrors(F&& body) -> decltype(body()) {
   }
 }
 
-int64_t ReplicaCount(int device) {
+// The replicas a collective on `device` runs across: those of the running replication
+// (or the device alone) in this process, times the processes.
+struct Span {
+  int64_t local = 1;
+  int64_t processes = 1;
+  int64_t total() const { return local * processes; }
+};
+
+Span SpanOf(int device) {
   std::shared_ptr<exec::Replication> replication = exec::ReplicationOf(device);
-  return replication ? replication->size() : 1;
+  return Span{replication ? replication->size() : 1, GetProcessLayout().count};
 }
 
 IrInput CollectiveInput(const at::Tensor& input, const char* op) {
@@ -58,29 +65,30 @@ Value Scaled(const Value& value, double scale, const char* op) {
   return Mul(value, ir::Broadcast(IrScalar(at::Scalar(scale), type), value.shape().dims));
 }
 
+// The collective `checked` describes (a node built for every replica of every process,
+// which checked the arguments and gives the result's shape), computed across processes
+// from the values of every replica: this process's stacked by an in-process all_gather,
+// the rest by the cross-process kernel.
+Value AcrossProcesses(ir::CrossProcessKind what, const Value& value, const Value& checked, const Span& span) {
+  EnsureCrossProcessKernel();
+  std::vector<int64_t> dims = value.shape().dims;
+  dims.insert(dims.begin(), 1);
+  Value stacked = ir::Reshape(value, dims);
+  if (span.local > 1) stacked = ir::AllGather(stacked, 0, {}, span.local);
+  ir::CrossProcessAttrs attrs{what, span.local, ir::CollectiveAttrs::From(checked.node->attrs())};
+  return ir::CrossProcess(attrs, stacked, checked.shape());
+}
+
 // XLA's CPU all-reduce costs about as much per operand as for a megabyte of data
 // (measured over 4 replicas: 100 operands of 10 KB in one all_reduce 7.5-9 ms, one operand
 // of 1 MB 0.4-0.7 ms). Tensors below this size are reduced as one concatenated buffer.
 constexpr std::size_t kCoalescedBytes = 1 << 20;
 
-// The values (one element type) reduced by one all_reduce: the small ones flattened and
+// The values (one element type) reduced together: the small ones flattened and
 // concatenated into one operand and sliced back out of its result, the others as operands
-// of their own.
-std::vector<Value> ReduceCoalesced(ReduceKind reduce, const std::vector<Value>& values, const ReplicaGroups& groups,
-                                   int64_t replicas) {
-  runtime::ElementType type = values[0].shape().type;
-  bool integral = !runtime::IsFloating(type) && !runtime::IsComplex(type) && type != runtime::ElementType::kPred;
-  if ((reduce == ReduceKind::kAnd || reduce == ReduceKind::kOr) && integral) {
-    // XLA's CPU all-reduce has no bitwise and/or of integers ("Unsupported reduction
-    // computation"; bool takes them): gather the group's values and reduce them here.
-    std::vector<Value> out;
-    for (const Value& v : values) {
-      std::vector<int64_t> dims = v.shape().dims;
-      dims.insert(dims.begin(), 1);
-      out.push_back(ir::Reduce(reduce, ir::AllGather(ir::Reshape(v, dims), 0, groups, replicas), {0}));
-    }
-    return out;
-  }
+// of their own; `reduce_operands` reduces the operands.
+template <typename ReduceOperands>
+std::vector<Value> ReduceCoalesced(const std::vector<Value>& values, ReduceOperands&& reduce_operands) {
   std::vector<std::size_t> small;
   std::vector<Value> operands;
   std::vector<int> operand_of(values.size(), -1);  // -1: in the concatenated buffer
@@ -100,7 +108,7 @@ std::vector<Value> ReduceCoalesced(ReduceKind reduce, const std::vector<Value>& 
     operand_of[i] = static_cast<int>(operands.size());
     operands.push_back(values[i]);
   }
-  std::vector<Value> reduced = ir::AllReduce(reduce, operands, groups, replicas);
+  std::vector<Value> reduced = reduce_operands(operands);
   std::vector<Value> out(values.size());
   int64_t offset = 0;
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -113,6 +121,45 @@ std::vector<Value> ReduceCoalesced(ReduceKind reduce, const std::vector<Value>& 
     offset += n;
   }
   return out;
+}
+
+// The values (one element type) reduced over their groups of the span's replicas.
+std::vector<Value> Reduce(ReduceKind reduce, const std::vector<Value>& values, const ReplicaGroups& groups,
+                          const Span& span) {
+  std::vector<Value> checked = ir::AllReduce(reduce, values, groups, span.total());
+  if (span.total() == 1) return values;  // one replica's reduction is its own value
+  runtime::ElementType type = values[0].shape().type;
+  bool integral = !runtime::IsFloating(type) && !runtime::IsComplex(type) && type != runtime::ElementType::kPred;
+  bool bitwise = reduce == ReduceKind::kAnd || reduce == ReduceKind::kOr;
+  if (span.processes > 1 && !(reduce == ReduceKind::kSum && groups.empty())) {
+    std::vector<Value> out;
+    for (std::size_t i = 0; i < values.size(); ++i)
+      out.push_back(AcrossProcesses(ir::CrossProcessKind::kAllReduce, values[i], checked[i], span));
+    return out;
+  }
+  if (bitwise && integral) {
+    // XLA's CPU all-reduce has no bitwise and/or of integers ("Unsupported reduction
+    // computation"; bool takes them): gather the group's values and reduce them here.
+    std::vector<Value> out;
+    for (const Value& v : values) {
+      std::vector<int64_t> dims = v.shape().dims;
+      dims.insert(dims.begin(), 1);
+      out.push_back(ir::Reduce(reduce, ir::AllGather(ir::Reshape(v, dims), 0, groups, span.local), {0}));
+    }
+    return out;
+  }
+  return ReduceCoalesced(values, [&](const std::vector<Value>& operands) {
+    std::vector<Value> reduced =
+        span.local > 1 ? ir::AllReduce(reduce, operands, span.processes > 1 ? ReplicaGroups{} : groups, span.local)
+                       : operands;
+    if (span.processes == 1) return reduced;
+    // The sum of every replica: the process's sum, summed over the processes.
+    EnsureCrossProcessKernel();
+    ir::CrossProcessAttrs attrs{ir::CrossProcessKind::kAllReduceSum, span.local, {}};
+    attrs.collective.num_replicas = span.total();
+    for (Value& v : reduced) v = ir::CrossProcess(attrs, v, v.shape());
+    return reduced;
+  });
 }
 
 }  // namespace
@@ -130,7 +177,7 @@ std::vector<at::Tensor> AllReduce(const std::string& reduce_type, const std::vec
                 " and xla:", in.back().device);
   }
   int device = in[0].device;
-  int64_t replicas = ReplicaCount(device);
+  Span span = SpanOf(device);
   // One collective per element type (a reduction's region has one type).
   std::map<runtime::ElementType, std::vector<std::size_t>> by_type;
   for (std::size_t i = 0; i < in.size(); ++i) by_type[in[i].v.shape().type].push_back(i);
@@ -139,13 +186,7 @@ std::vector<at::Tensor> AllReduce(const std::string& reduce_type, const std::vec
     for (const auto& [type, indices] : by_type) {
       std::vector<Value> values;
       for (std::size_t i : indices) values.push_back(in[i].v);
-      std::vector<Value> reduced;
-      if (replicas == 1) {
-        ir::AllReduce(reduce, values, groups, replicas);  // checks the arguments
-        reduced = values;  // one replica's reduction is its own value
-      } else {
-        reduced = ReduceCoalesced(reduce, values, groups, replicas);
-      }
+      std::vector<Value> reduced = Reduce(reduce, values, groups, span);
       for (std::size_t k = 0; k < indices.size(); ++k)
         out[indices[k]] = AtenFromIr(Scaled(reduced[k], scale, kOp), device);
     }
@@ -159,10 +200,11 @@ at::Tensor AllGather(const at::Tensor& input, int64_t dim, const ReplicaGroups& 
   XLA_COUNT("all_gather");
   IrInput in = CollectiveInput(input, kOp);
   int64_t d = WrapDim(dim, in.v.shape().rank(), kOp);
-  int64_t replicas = ReplicaCount(in.device);
+  Span span = SpanOf(in.device);
   return FromIrErrors([&] {
-    Value gathered = ir::AllGather(in.v, d, groups, replicas);
-    return AtenFromIr(replicas == 1 ? in.v : gathered, in.device);
+    Value gathered = ir::AllGather(in.v, d, groups, span.total());
+    if (span.processes > 1) gathered = AcrossProcesses(ir::CrossProcessKind::kAllGather, in.v, gathered, span);
+    return AtenFromIr(span.total() == 1 ? in.v : gathered, in.device);
   });
 }
 
@@ -173,13 +215,14 @@ at::Tensor ReduceScatter(const std::string& reduce_type, const at::Tensor& input
   ReduceKind reduce = ParseReduceType(reduce_type, kOp);
   IrInput in = CollectiveInput(input, kOp);
   int64_t d = WrapDim(scatter_dim, in.v.shape().rank(), kOp);
-  int64_t replicas = ReplicaCount(in.device);
+  Span span = SpanOf(in.device);
   return FromIrErrors([&] {
-    ir::ReplicaGroups full = ir::NormalizeReplicaGroups(groups, replicas, kOp);
+    ir::ReplicaGroups full = ir::NormalizeReplicaGroups(groups, span.total(), kOp);
     TORCH_CHECK(shard_count == static_cast<int64_t>(full[0].size()), kOp, ": shard_count ", shard_count,
                 " must equal the number of replicas in a group (", full[0].size(), ")");
-    Value scattered = ir::ReduceScatter(reduce, in.v, d, full, replicas);
-    return AtenFromIr(Scaled(replicas == 1 ? in.v : scattered, scale, kOp), in.device);
+    Value scattered = ir::ReduceScatter(reduce, in.v, d, full, span.total());
+    if (span.processes > 1) scattered = AcrossProcesses(ir::CrossProcessKind::kReduceScatter, in.v, scattered, span);
+    return AtenFromIr(Scaled(span.total() == 1 ? in.v : scattered, scale, kOp), in.device);
   });
 }
 
@@ -190,10 +233,11 @@ at::Tensor AllToAll(const at::Tensor& input, int64_t split_dim, int64_t concat_d
   IrInput in = CollectiveInput(input, kOp);
   int64_t rank = in.v.shape().rank();
   int64_t split = WrapDim(split_dim, rank, kOp), concat = WrapDim(concat_dim, rank, kOp);
-  int64_t replicas = ReplicaCount(in.device);
+  Span span = SpanOf(in.device);
   return FromIrErrors([&] {
-    Value exchanged = ir::AllToAll(in.v, split, concat, split_count, groups, replicas);
-    return AtenFromIr(replicas == 1 ? in.v : exchanged, in.device);
+    Value exchanged = ir::AllToAll(in.v, split, concat, split_count, groups, span.total());
+    if (span.processes > 1) exchanged = AcrossProcesses(ir::CrossProcessKind::kAllToAll, in.v, exchanged, span);
+    return AtenFromIr(span.total() == 1 ? in.v : exchanged, in.device);
   });
 }
 
@@ -201,13 +245,12 @@ at::Tensor CollectivePermute(const at::Tensor& input, const std::vector<std::pai
   constexpr const char* kOp = "collective_permute";
   XLA_COUNT("collective_permute");
   IrInput in = CollectiveInput(input, kOp);
-  int64_t replicas = ReplicaCount(in.device);
+  Span span = SpanOf(in.device);
   return FromIrErrors([&] {
-    Value permuted = ir::CollectivePermute(in.v, pairs, replicas);
+    Value permuted = ir::CollectivePermute(in.v, pairs, span.total());
     // Nothing to send, or one replica that can only send to itself: no exchange at all.
-    if (pairs.empty() || replicas == 1) {
-      permuted = pairs.empty() ? ScalarLike(0, in.v) : in.v;
-    }
+    if (pairs.empty() || span.total() == 1) return AtenFromIr(pairs.empty() ? ScalarLike(0, in.v) : in.v, in.device);
+    if (span.processes > 1) permuted = AcrossProcesses(ir::CrossProcessKind::kCollectivePermute, in.v, permuted, span);
     return AtenFromIr(permuted, in.device);
   });
 }

@@ -12,6 +12,7 @@ const OpKind kAllGather = OpKind::Get("xla::all_gather");
 const OpKind kReduceScatter = OpKind::Get("xla::reduce_scatter");
 const OpKind kAllToAll = OpKind::Get("xla::all_to_all");
 const OpKind kCollectivePermute = OpKind::Get("xla::collective_permute");
+const OpKind kCrossProcess = OpKind::Get("xla::cross_process");
 }  // namespace op
 
 namespace {
@@ -201,6 +202,30 @@ Value CollectivePermute(const Value& value, const std::vector<std::pair<int64_t,
     a.groups.push_back({source, target});
   }
   return Value(Collective(op::kCollectivePermute, {value}, {value.shape()}, a));
+}
+
+// attrs.ints: [what, local_replicas, the collective's attrs (CollectiveAttrs::ToAttrs)...]
+Attrs CrossProcessAttrs::ToAttrs() const {
+  Attrs attrs = collective.ToAttrs();
+  attrs.ints.insert(attrs.ints.begin(), {static_cast<int64_t>(what), local_replicas});
+  return attrs;
+}
+
+CrossProcessAttrs CrossProcessAttrs::From(const Attrs& attrs) {
+  CrossProcessAttrs a;
+  a.what = static_cast<CrossProcessKind>(attrs.ints[0]);
+  a.local_replicas = attrs.ints[1];
+  Attrs rest;
+  rest.ints.assign(attrs.ints.begin() + 2, attrs.ints.end());
+  a.collective = CollectiveAttrs::From(rest);
+  return a;
+}
+
+Value CrossProcess(const CrossProcessAttrs& attrs, const Value& operand, Shape result) {
+  if (attrs.local_replicas < 1 || attrs.collective.num_replicas % attrs.local_replicas != 0)
+    Fail("cross-process collective: " + std::to_string(attrs.collective.num_replicas) +
+         " replicas cannot be split into processes of " + std::to_string(attrs.local_replicas));
+  return Value(MakeNode(op::kCrossProcess, std::vector<Value>{operand}, std::move(result), attrs.ToAttrs()));
 }
 
 }  // namespace torch_xla::ir

@@ -13,11 +13,11 @@
 namespace torch_xla::ir {
 
 namespace op {
-extern const OpKind kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute;
+extern const OpKind kAllReduce, kAllGather, kReduceScatter, kAllToAll, kCollectivePermute, kCrossProcess;
 }  // namespace op
 
-// Whether `kind` is one of the collective ops above: a graph holding one must run as one
-// replicated computation on every replica.
+// Whether `kind` is one of the in-process collective ops above: a graph holding one must
+// run as one replicated computation on every replica of the process.
 bool IsCollective(OpKind kind);
 
 // Replica groups: each group lists replica ordinals; together the groups hold each of
@@ -61,5 +61,41 @@ Value AllToAll(const Value& value, int64_t split_dim, int64_t concat_dim, int64_
 // target receives zeros. Sources are distinct, and so are targets.
 Value CollectivePermute(const Value& value, const std::vector<std::pair<int64_t, int64_t>>& pairs,
                         int64_t num_replicas);
+
+// ---- across processes ------------------------------------------------------------------
+// With several processes (torchrun), each process runs `local_replicas` replicas as one
+// replicated computation, and replica r of process p has the global ordinal
+// p * local_replicas + r. A collective over the global replicas is an in-process
+// collective followed by a cross-process node, which the host exchanges with the other
+// processes (the kernel registered under lowering/host_kernel_targets.h's
+// kCrossProcessTarget, given the replica's index in the process).
+
+// What a cross-process node computes.
+enum class CrossProcessKind : int64_t {
+  // Operand: this process's sum (of the result's shape). Result: the sum over every process.
+  kAllReduceSum = 0,
+  // Operand: the values of the process's replicas stacked, [local_replicas, ...]. Result:
+  // the collective described by the attrs, computed from every replica's value.
+  kAllReduce = 1,
+  kAllGather = 2,
+  kReduceScatter = 3,
+  kAllToAll = 4,
+  kCollectivePermute = 5,
+};
+
+// The attributes of a cross-process node: what it computes, the replicas per process,
+// and the collective's own attributes (global groups and replica count).
+struct CrossProcessAttrs {
+  CrossProcessKind what = CrossProcessKind::kAllReduceSum;
+  int64_t local_replicas = 1;
+  CollectiveAttrs collective;
+
+  static CrossProcessAttrs From(const Attrs& attrs);
+  Attrs ToAttrs() const;
+};
+
+// The cross-process node, of `result` shape and type (checked by the caller: the
+// functions above for the in-process part, then this).
+Value CrossProcess(const CrossProcessAttrs& attrs, const Value& operand, Shape result);
 
 }  // namespace torch_xla::ir

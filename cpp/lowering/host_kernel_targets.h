@@ -6,4 +6,8 @@ namespace torch_xla::lowering {
 // ir::HostConvolution: PyTorch's convolution, its input and weight gradients.
 inline constexpr char kHostConvolutionTarget[] = "torch_xla_host_convolution";
 
+// ir::CrossProcess: the part of a collective that crosses processes. Operands: the node's
+// operand and the replica's index in its process (stablehlo.replica_id, ui32).
+inline constexpr char kCrossProcessTarget[] = "torch_xla_cross_process";
+
 }  // namespace torch_xla::lowering

@@ -4,6 +4,7 @@
 // collective op ids; a channel handle would make all_to_all and collective_permute fail
 // to compile while num_partitions is 1.
 #include "ir/builder_collectives.h"
+#include "lowering/host_kernel_targets.h"
 #include "lowering/lowering_context.h"
 
 namespace torch_xla::lowering {
@@ -82,6 +83,18 @@ std::vector<Ssa> LowerCollectivePermute(LoweringContext& ctx, const Node& node, 
                    "source_target_pairs = " + GroupsAttribute(a.groups))};
 }
 LoweringRule collective_permute_rule("xla::collective_permute", LowerCollectivePermute);
+
+// xla::cross_process: a call of the cross-process host kernel with the replica's index in
+// its process; it has effects beyond its result (the other processes wait for it), so XLA
+// must neither drop nor duplicate it. The node's attrs are the kernel's config.
+std::vector<Ssa> LowerCrossProcess(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  Ssa replica = ctx.Emit("stablehlo.replica_id", {}, Shape(ElementType::kU32, {}));
+  std::string attrs = std::string("call_target_name = \"") + kCrossProcessTarget +
+                      "\", api_version = 4 : i32, has_side_effect = true, backend_config = {config = " +
+                      I64Array(node.attrs().ints) + "}";
+  return {ctx.Emit("stablehlo.custom_call", {operands[0], replica}, node.shape(), attrs)};
+}
+LoweringRule cross_process_rule("xla::cross_process", LowerCrossProcess);
 
 }  // namespace
 }  // namespace torch_xla::lowering

@@ -15,6 +15,8 @@ import threading
 import time
 from typing import Any, Optional
 
+from torch_xla.core import _processes
+
 _thread_state = threading.local()
 _process_info = None
 _active_lock = threading.Lock()
@@ -59,6 +61,11 @@ class Replication:
   def __init__(self, devices):
     self.devices = [int(d) for d in devices]
     self.timeout = _xlac()._xla_replica_timeout()
+    # Across processes (torchrun) every process runs as many replicas; the processes
+    # meet here to check that and to connect their replicas' rails.
+    self.processes = _processes.get()
+    if self.processes is not None:
+      self.processes.ensure_rails(len(self.devices))
     _xlac()._xla_replication_begin(self.devices)
     self._cond = threading.Condition()
     self._rounds = {}  # tag -> the _Round replicas are arriving at
@@ -71,7 +78,9 @@ class Replication:
     return len(self.devices)
 
   def info(self, replica):
-    return ReplicaInfo(ordinal=replica, world_size=self.size,
+    first = 0 if self.processes is None else self.processes.index * self.size
+    processes = 1 if self.processes is None else self.processes.count
+    return ReplicaInfo(ordinal=first + replica, world_size=processes * self.size,
                        local_ordinal=replica, local_world_size=self.size,
                        device=self.devices[replica], replication=self)
 
@@ -80,12 +89,16 @@ class Replication:
     return self.devices.index(device) if device in self.devices else None
 
   def rendezvous(self, replica, tag, payload, replicas=()):
-    """Waits for the replicas in `replicas` (default: all) at `tag`.
+    """Waits for the replicas in `replicas` (default: all; global ordinals) at `tag`.
 
     Returns their payloads in ordinal order. Raises ReplicationError when one
     of them cannot come (it left, failed, or did not arrive within the
     replication's timeout).
     """
+    if self.processes is not None:
+      info = self.info(replica)
+      return self.processes.rendezvous(info.ordinal, info.world_size, tag, payload, replicas,
+                                       broken=lambda: self._broken)
     participants = sorted(set(int(r) for r in replicas)) or list(range(self.size))
     for r in participants:
       if not 0 <= r < self.size:
@@ -201,7 +214,9 @@ def get() -> Optional[ReplicaInfo]:
   """The replica info of the calling thread, or None when not replicated.
 
   Threads PyTorch starts itself (autograd's per-device backward threads) run
-  as the replica whose device is their current XLA device.
+  as the replica whose device is their current XLA device. A process of
+  several (torchrun) that runs no replicas of its own is one replica, the one
+  of its rank.
   """
   info = getattr(_thread_state, 'info', None)
   if info is not None:
@@ -212,16 +227,31 @@ def get() -> Optional[ReplicaInfo]:
   if replication is not None and isinstance(threading.current_thread(),
                                             threading._DummyThread):
     return for_device(_xlac()._xla_current_device())
-  return None
+  return _process_replica()
+
+
+def _process_replica():
+  """The replica a process of several is when it runs no replicas of its own."""
+  if not _processes.launched():
+    return None
+  return ReplicaInfo(ordinal=_processes.index(), world_size=_processes.count(),
+                     local_ordinal=0, local_world_size=1)
 
 
 def for_device(device):
   """The info of the replica running on XLA device ordinal `device`, or None."""
   replication = _active
   if replication is None:
-    return None
+    return _process_replica()
   replica = replication.replica_of_device(int(device))
   return None if replica is None else replication.info(replica)
+
+
+def rendezvous(info, tag, payload, replicas=()):
+  """The host rendezvous of the replica `info` (world_size > 1) at `tag`."""
+  if info.replication is not None:
+    return info.replication.rendezvous(info.local_ordinal, tag, payload, replicas)
+  return _processes.get().rendezvous(info.ordinal, info.world_size, tag, payload, replicas)
 
 
 def set_process(info: Optional[ReplicaInfo]) -> None:

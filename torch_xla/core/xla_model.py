@@ -6,6 +6,7 @@ import threading
 
 import torch
 
+from torch_xla.core import _processes
 from torch_xla.core import _replica
 from torch_xla.utils import utils as _xu
 
@@ -408,15 +409,10 @@ def save(data, file_or_path, master_only=True, global_master=False):
 # ------------------------------------------------- mesh (out-of-graph) ops
 
 
-def _caller_replica(what):
-  """(replication, replica ordinal) of the calling thread, or (None, 0)."""
+def _replicated_caller():
+  """The calling replica's info when there are several replicas, else None."""
   info = _replica.get()
-  if info is None or info.world_size <= 1:
-    return None, 0
-  if info.replication is None:
-    raise RuntimeError(f'{what}: replica {info.ordinal} of {info.world_size} '
-                       'belongs to no running replication')
-  return info.replication, info.ordinal
+  return info if info is not None and info.world_size > 1 else None
 
 
 def rendezvous(tag, payload=b'', replicas=[]):
@@ -425,11 +421,12 @@ def rendezvous(tag, payload=b'', replicas=[]):
   Returns the payloads of the participating replicas in ordinal order. A
   replica that cannot come (it failed, returned, or did not arrive within
   XLA_REPLICA_TIMEOUT seconds) makes it raise instead of waiting forever.
+  Across processes (torchrun) the replicas meet in the launcher's store.
   """
-  replication, ordinal = _caller_replica(f'rendezvous {tag!r}')
-  if replication is None:
+  info = _replicated_caller()
+  if info is None:
     return [payload]
-  return replication.rendezvous(ordinal, tag, payload, replicas)
+  return _replica.rendezvous(info, tag, payload, replicas)
 
 
 def do_on_ordinals(target, data=(), ordinals=(0,)):
@@ -445,10 +442,10 @@ def do_on_ordinals(target, data=(), ordinals=(0,)):
 def mesh_reduce(tag, data, reduce_fn):
   """reduce_fn(list of every replica's `data`, in ordinal order), computed on
   the host. XLA tensors in `data` reach reduce_fn as CPU tensors."""
-  replication, ordinal = _caller_replica(f'mesh_reduce {tag!r}')
-  if replication is None:
+  info = _replicated_caller()
+  if info is None:
     return reduce_fn([data])
-  return reduce_fn(replication.rendezvous(ordinal, tag, _to_cpu(data)))
+  return reduce_fn(_replica.rendezvous(info, tag, _to_cpu(data)))
 
 
 # ------------------------------------------------------------ collectives
@@ -463,6 +460,15 @@ def _check_reduce_type(reduce_type):
   if reduce_type not in _REDUCE_TYPES:
     raise ValueError(f'invalid reduce type {reduce_type!r}; expected one of '
                      f'{_REDUCE_TYPES}')
+
+
+def _across_processes(tensor):
+  """Readies the processes of the run (torchrun) for a collective on `tensor`: the
+  runtime knows the process layout, and the rails of the tensor's replicas exist."""
+  processes = _processes.get()
+  if processes is not None:
+    info = _replica.for_device(tensor.device.index)
+    processes.ensure_rails(info.local_world_size if info is not None else 1)
 
 
 def _is_replicated(tensors):
@@ -488,6 +494,7 @@ def all_reduce(reduce_type, inputs, scale=1.0, groups=None, cctx=None,
   if not tensors:
     return inputs
   if all(is_xla_tensor(t) for t in tensors):
+    _across_processes(tensors[0])
     results = _xlac()._xla_all_reduce(reduce_type, tensors, float(scale),
                                       _groups(groups))
   elif _is_replicated(tensors):
@@ -508,6 +515,7 @@ def all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
   replica order (a copy of value for one replica). With `output`, writes the
   result into it and returns it."""
   if is_xla_tensor(value):
+    _across_processes(value)
     result = _xlac()._xla_all_gather(value, dim, _groups(groups))
   else:
     result = value.clone()
@@ -531,6 +539,7 @@ def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count,
         for t in input
     ]
   elif is_xla_tensor(input):
+    _across_processes(input)
     results = _xlac()._xla_reduce_scatter(reduce_type, input, float(scale),
                                           scatter_dim, shard_count,
                                           _groups(groups))
@@ -556,6 +565,7 @@ def all_to_all(value, split_dimension, concat_dimension, split_count,
   (the group size), sends block i to replica i of the group and concatenates
   the blocks received along concat_dimension, in replica order."""
   if is_xla_tensor(value):
+    _across_processes(value)
     return _xlac()._xla_all_to_all(value, split_dimension, concat_dimension,
                                    split_count, _groups(groups))
   if split_count != 1:
@@ -569,5 +579,6 @@ def collective_permute(value, pairs):
   is no pair's target receives zeros."""
   if not is_xla_tensor(value):
     raise ValueError('collective_permute: expected a tensor on an XLA device')
+  _across_processes(value)
   return _xlac()._xla_collective_permute(value, [(int(s), int(t))
                                                  for s, t in pairs])
