@@ -133,6 +133,14 @@ at::Tensor XLANativeFunctions::copy(const at::Tensor& self, const at::Tensor& sr
   XLA_COUNT("copy");
   // The functional form of copy_: a new tensor with self's shape, dtype and device
   // holding src's values.
+  if (!IsXlaTensor(self)) {
+    // cpu_tensor.copy_(xla_tensor): functionalization asks for the value on the XLA
+    // device (self's dtype and shape), then writes it to self with _copy_from.
+    XlaTensorPtr s = GetXlaTensor(src, "copy_");
+    ir::Shape shape(ElementTypeOf(self.scalar_type()), std::vector<int64_t>(self.sizes().begin(), self.sizes().end()));
+    return AtenFromIr(Checked("copy_", [&] { return ir::Broadcast(ir::Convert(s->GetIrValue(), shape.type), shape.dims); }),
+                      s->device());
+  }
   XlaTensorPtr x = GetXlaTensor(self, "copy_");
   if (!IsXlaTensor(src)) {
     at::Tensor host = src.to(self.scalar_type()).expand(self.sizes());
