@@ -16,38 +16,9 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.distributed.data_parallel as dp
 import torch_xla.distributed.parallel_loader as pl
+from data_parallel_testing import (LOCAL_BATCH, STEPS, WEIGHT_TOL, SmallNet, global_batches, initial_model,
+                                   sgd)
 from replica_testing import REPLICAS, RUN_TIMEOUT, run_replicas
-
-STEPS = 3
-LOCAL_BATCH = 4
-WEIGHT_TOL = dict(rtol=1e-5, atol=1e-5)
-
-
-class SmallNet(nn.Module):
-  """Convolution, pooling and linear layers, no batch statistics: the gradient of the
-  mean loss over a batch is the mean of the gradients over its parts."""
-
-  def __init__(self):
-    super().__init__()
-    self.conv = nn.Conv2d(1, 4, 3)
-    self.fc1 = nn.Linear(4 * 3 * 3, 16)
-    self.fc2 = nn.Linear(16, 10)
-
-  def forward(self, x):
-    x = F.max_pool2d(F.relu(self.conv(x)), 2)
-    x = F.relu(self.fc1(x.flatten(1)))
-    return F.log_softmax(self.fc2(x), dim=1)
-
-
-def global_batches(steps=STEPS, batch=LOCAL_BATCH * REPLICAS, seed=0):
-  g = torch.Generator().manual_seed(seed)
-  return [(torch.randn(batch, 1, 8, 8, generator=g), torch.randint(0, 10, (batch,), generator=g))
-          for _ in range(steps)]
-
-
-def initial_model():
-  torch.manual_seed(7)
-  return SmallNet()
 
 
 def train_on_one_device(model, batches, optimizer_fn):
@@ -60,10 +31,6 @@ def train_on_one_device(model, batches, optimizer_fn):
     optimizer.step()
     xm.mark_step()
   return {k: v.cpu() for k, v in model.state_dict().items()}
-
-
-def sgd(params):
-  return torch.optim.SGD(params, lr=0.1, momentum=0.9)
 
 
 def assert_same_weights(got, expected):

@@ -1,11 +1,14 @@
 """The runtime's view of the devices and replicas (torch_xla.runtime).
 
-On one host every replica is a thread of this process (xmp.spawn,
-torch_xla.launch): the world is the replicas of the running replication, and
-a replica's ordinals follow its device. Outside replication the world is one
-replica.
+Every replica is a thread of a process (xmp.spawn, torch_xla.launch), one per
+device; several processes (torchrun) number their replicas process by process.
+Outside replication a process is one replica: the only one, or the one of its
+rank.
 """
 
+import os
+
+from torch_xla.core import _processes
 from torch_xla.core import _replica
 from torch_xla.core import xla_model as xm
 
@@ -56,13 +59,16 @@ def addressable_device_count():
 
 
 def local_device_count():
-  """Number of XLA devices on this host (all of them belong to this process)."""
+  """Number of XLA devices of this process."""
   return _xlac()._xla_device_count()
 
 
 def global_device_count():
-  """Number of XLA devices of every process of the run (this one's, on one host)."""
-  return _xlac()._xla_device_count()
+  """Number of XLA devices of every process of the run."""
+  processes = _processes.get()
+  if processes is None:
+    return _xlac()._xla_device_count()
+  return sum(processes.device_counts())
 
 
 def global_runtime_device_count():
@@ -71,15 +77,15 @@ def global_runtime_device_count():
 
 
 def process_index():
-  """Index of this process among the processes of the run (0 on one host)."""
-  return 0
+  """Index of this process among the processes of the run (torchrun's RANK)."""
+  return _processes.index()
 
 
 def process_count():
-  """Number of processes of the run (1 on one host)."""
-  return 1
+  """Number of processes of the run (torchrun's WORLD_SIZE)."""
+  return _processes.count()
 
 
 def local_process_count():
-  """Number of processes of the run on this host (1)."""
-  return 1
+  """Number of processes of the run on this host (torchrun's LOCAL_WORLD_SIZE)."""
+  return int(os.environ.get('LOCAL_WORLD_SIZE', '1')) if _processes.launched() else 1

@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 
 #include "aten/bridge.h"
+#include "aten/cross_process.h"
 #include "aten/host_convolution.h"
 #include "exec/graph_executor.h"
 #include "tensor/rng_state.h"
@@ -26,9 +27,24 @@ void SetCurrentDevice(int ordinal) {
   c10::impl::getDeviceGuardImpl(c10::DeviceType::XLA)->setDevice(XlaDevice(ordinal));
 }
 
-void Sync(bool wait) { exec::SyncAll(wait); }
+namespace {
+
+// Once a collective across processes failed, the processes are out of step: a sync
+// raises that failure instead of running graphs whose inputs it poisoned.
+void CheckProcessesInStep() {
+  std::string failure = CrossProcessFailure();
+  TORCH_CHECK(failure.empty(), "a collective across processes failed, so the processes are out of step: ", failure);
+}
+
+}  // namespace
+
+void Sync(bool wait) {
+  CheckProcessesInStep();
+  exec::SyncAll(wait);
+}
 
 void SyncDevices(const std::vector<int>& ordinals, bool wait) {
+  CheckProcessesInStep();
   std::vector<int> devices;
   for (int ordinal : ordinals) devices.push_back(OrdinalOf(XlaDeviceOf(ordinal)));
   exec::SyncDevices(devices, wait);

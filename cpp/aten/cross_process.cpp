@@ -25,6 +25,15 @@ using ir::ReduceKind;
 std::atomic<int> g_process_index{0};
 std::atomic<int> g_process_count{1};
 
+// The first failure of a cross-process collective: the processes are out of step for good.
+std::mutex g_failure_mutex;
+std::string g_failure;
+
+void RecordFailure(const std::string& message) {
+  std::lock_guard<std::mutex> lock(g_failure_mutex);
+  if (g_failure.empty()) g_failure = message;
+}
+
 at::Tensor Wrap(const runtime::HostBuffer& buffer) {
   return at::from_blob(buffer.data, buffer.dims, at::TensorOptions().dtype(ScalarTypeOf(buffer.type)));
 }
@@ -78,8 +87,25 @@ at::Tensor Compute(const ir::CrossProcessAttrs& a, const at::Tensor& values, int
   }
 }
 
-// The kernel: operands are the node's operand and the replica's index in its process.
+void Exchange(const runtime::HostKernelCall& call);
+
+// The kernel: operands are the node's operand and the replica's index in its process. A
+// failure (a lost process: its connections closed; or a timeout) is also kept for
+// CrossProcessFailure(), so that the next sync raises it: the executions that follow,
+// whose inputs it poisoned, fail silently until something reads them.
 void RunCrossProcess(const runtime::HostKernelCall& call) {
+  try {
+    Exchange(call);
+  } catch (const c10::Error& e) {
+    RecordFailure(e.what_without_backtrace());
+    throw std::runtime_error(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    RecordFailure(e.what());
+    throw;
+  }
+}
+
+void Exchange(const runtime::HostKernelCall& call) {
   static metrics::Counter* runs = metrics::GetCounter("CrossProcessCollective");
   runs->Add();
   ir::Attrs attrs;
@@ -125,6 +151,11 @@ void SetProcessLayout(int index, int count) {
 }
 
 ProcessLayout GetProcessLayout() { return ProcessLayout{g_process_index.load(), g_process_count.load()}; }
+
+std::string CrossProcessFailure() {
+  std::lock_guard<std::mutex> lock(g_failure_mutex);
+  return g_failure;
+}
 
 std::string RailGroupName(int replica) { return "torch_xla_rail_" + std::to_string(replica); }
 

@@ -28,6 +28,10 @@ struct ProcessLayout {
 void SetProcessLayout(int index, int count);
 ProcessLayout GetProcessLayout();
 
+// The message of the first cross-process collective that failed, or empty. After one
+// failed, the processes are out of step: every later sync raises it (aten/api.h).
+std::string CrossProcessFailure();
+
 // The c10d group name of rail `replica`: "torch_xla_rail_<replica>".
 std::string RailGroupName(int replica);
 

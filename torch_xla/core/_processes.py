@@ -68,6 +68,7 @@ class Processes:
     self.store.set(f'devices/{self.index}', str(_xlac()._xla_device_count()))
     _xlac()._xla_set_process_layout(self.index, self.count)
     threading.Thread(target=self._beat, name='xla_process_heartbeat', daemon=True).start()
+    _report_uncaught_exceptions(self)
 
   # ------------------------------------------------------------------ devices
 
@@ -196,13 +197,13 @@ class Processes:
       others = [p for p in range(self.count) if p != self.index]
       for p in others:
         if self.store.check([f'failed/{p}']):
-          lost[p] = 'failed: ' + self.store.get(f'failed/{p}').decode(errors='replace')
+          lost[p] = 'it failed (' + self.store.get(f'failed/{p}').decode(errors='replace') + ')'
       if wait > 0:
         before = {p: self.store.add(f'heartbeat/{p}', 0) for p in others}
         time.sleep(wait)
         for p in others:
           if p not in lost and self.store.add(f'heartbeat/{p}', 0) == before[p]:
-            lost[p] = f'stopped answering (no heartbeat for {wait:g} s: killed, or hung)'
+            lost[p] = f'it stopped answering (no heartbeat for {wait:g} s; killed or hung)'
     except Exception as e:  # the store itself is gone (its host process died)
       lost[-1] = f'the rendezvous store is unreachable ({type(e).__name__}: {e})'
     return lost
@@ -211,8 +212,40 @@ class Processes:
   def describe_lost(lost):
     parts = []
     for p, why in sorted(lost.items()):
-      parts.append(why if p < 0 else f'rank {p} is lost ({why})')
+      parts.append(why if p < 0 else f'rank {p} is lost: {why}')
     return '; '.join(parts)
+
+
+def explain(error):
+  """`error` as raised in a run of several processes: when other processes are lost,
+  a ReplicationError that names them first (the original as its cause); else `error`."""
+  from torch_xla.core._replica import ReplicationError
+  processes = _processes
+  if processes is None:
+    return error
+  lost = processes.lost_ranks()
+  if not lost:
+    return error
+  explained = ReplicationError(f'{processes.describe_lost(lost)}. {error}')
+  explained.lost_ranks = lost
+  explained.__cause__ = error
+  return explained
+
+
+def _report_uncaught_exceptions(processes):
+  """An exception that ends this process is reported to the others first, and the
+  processes known to be lost are named before its traceback."""
+  import sys
+  previous = sys.excepthook
+
+  def hook(kind, value, traceback):
+    processes.report_failure(f'{kind.__name__}: {value}')
+    lost = processes.lost_ranks()
+    if lost:
+      sys.stderr.write(f'torch_xla: {processes.describe_lost(lost)}\n')
+    previous(kind, value, traceback)
+
+  sys.excepthook = hook
 
 
 def get():

@@ -302,7 +302,13 @@ def mark_step(wait=False):
   """
   closures = _step_closures()
   closures.wait_async()
-  _xlac()._xla_sync(_sync_devices(), wait)
+  try:
+    _xlac()._xla_sync(_sync_devices(), wait)
+  except RuntimeError as e:
+    explained = _processes.explain(e)
+    if explained is e:
+      raise
+    raise explained from e
   closures.run_pending()
 
 
@@ -398,11 +404,13 @@ def save(data, file_or_path, master_only=True, global_master=False):
 
   With master_only only the master replica writes (each host's master, or
   just the global one when global_master); otherwise every replica writes and
-  each needs its own destination.
+  each needs its own destination. A path is written atomically: a temporary
+  file renamed over it once complete, so a failure never leaves a partial
+  checkpoint there.
   """
   should_write = (not master_only) or is_master_ordinal(local=not global_master)
   if should_write:
-    torch.save(_to_cpu(data), file_or_path)
+    _xu.atomic_save(_to_cpu(data), file_or_path)
   rendezvous('torch_xla.core.xla_model.save')
 
 

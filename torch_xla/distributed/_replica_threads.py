@@ -109,8 +109,10 @@ class ReplicaThreads:
         first = not self._failures
         self._failures.append((replica, e, traceback.format_exc()))
       if first:
-        self._replication.abort(f'replica {replica} (xla:{device}) failed: '
-                                f'{type(e).__name__}: {e}')
+        why = f'replica {replica} (xla:{device}) failed: {type(e).__name__}: {e}'
+        if self._replication.processes is not None:
+          self._replication.processes.report_failure(why)
+        self._replication.abort(why)
       else:
         self._replication.leave(replica, 'failed')
     else:
@@ -123,6 +125,12 @@ class ReplicaThreads:
     device = self._devices[replica]
     message = (f'replica {replica} (xla:{device}) raised '
                f'{type(error).__name__}: {error}')
+    processes = self._replication.processes
+    named = getattr(error, 'lost_ranks', None)  # the error names them already
+    lost = processes.lost_ranks() if processes is not None and not named else {}
+    if lost:
+      message = f'{processes.describe_lost(lost)}. Here, {message}'
+
     others = sorted(r for r, _, _ in self._failures[1:])
     if others:
       message += (f'\n(replicas {others} stopped with errors after it; '

@@ -88,6 +88,9 @@ class ProcessGroupXla(dist.ProcessGroup):
     xm.all_gather(input, dim=0, output=output)
     return _done([output])
 
+  def all_gather_single(self, output, input, opts=None):
+    return self._allgather_base(output, input, opts)
+
   def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
     for output, value in zip(outputs, inputs):
       self._allgather_base(output, value)
@@ -120,6 +123,9 @@ class ProcessGroupXla(dist.ProcessGroup):
     xm.reduce_scatter(_reduce_type(opts.reduceOp), input, 1.0, 0, self.size(), output=output)
     return _done([output])
 
+  def reduce_scatter_single(self, output, input, opts):
+    return self._reduce_scatter_base(output, input, opts)
+
   def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts):
     for output, value in zip(outputs, inputs):
       self._reduce_scatter_base(output, value, opts)
@@ -142,6 +148,9 @@ class ProcessGroupXla(dist.ProcessGroup):
     with torch.no_grad():
       output.copy_(xm.all_to_all(input, 0, 0, self.size()))
     return _done([output])
+
+  def all_to_all_single(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+    return self.alltoall_base(output, input, output_split_sizes, input_split_sizes, opts)
 
   def barrier(self, opts=None):
     # Device work first, then every replica meets on the host.

@@ -4,6 +4,8 @@ save() moves tensors to CPU and writes them one at a time, so host memory
 holds a single tensor copy at any moment. Layout, for a save to PATH:
   PATH           torch.save of `data` with each tensor replaced by a reference
   PATH.tensors/  tensor_<id>.pt, one torch.save file per distinct tensor
+Both are written beside the target first and put in place at the end, the main
+file last.
 """
 
 import os
@@ -45,20 +47,32 @@ def save(data, path, master_only=True, global_master=False):
   should_write = (not master_only) or xm.is_master_ordinal(
       local=not global_master)
   if should_write:
+    # Everything is written beside the target first; the tensors' folder takes its
+    # place, then the main file (written last, atomically): a failure midway leaves
+    # no main file that points at missing tensors.
     folder = _tensors_folder(path)
-    if os.path.isdir(folder):
-      shutil.rmtree(folder)  # no stale tensors from an earlier save
-    os.makedirs(folder)
+    staging = f'{folder}.tmp-{os.getpid()}'
+    if os.path.isdir(staging):
+      shutil.rmtree(staging)
+    os.makedirs(staging)
     count = 0
 
     def write_tensor(t):
       nonlocal count
       tid = count
       count += 1
-      torch.save(t.detach().cpu(), _tensor_file(folder, tid))
+      torch.save(t.detach().cpu(), _tensor_file(staging, tid))
       return _TensorReference(tid)
 
-    torch.save(xu.map_tensors(data, write_tensor), path)
+    try:
+      refs = xu.map_tensors(data, write_tensor)
+      if os.path.isdir(folder):
+        shutil.rmtree(folder)  # no stale tensors from an earlier save
+      os.replace(staging, folder)
+    except BaseException:
+      shutil.rmtree(staging, ignore_errors=True)
+      raise
+    xu.atomic_save(refs, path)
   xm.rendezvous('torch_xla.utils.serialization.save')
 
 

@@ -129,3 +129,22 @@ class TmpFolder:
   def __exit__(self, *exc):
     shutil.rmtree(self.name, ignore_errors=True)
     return False
+
+
+def atomic_save(obj, file_or_path):
+  """torch.save() that leaves no partial file at a path: it writes a temporary file
+  beside the target and renames it over the target once complete (the same file
+  system, so the rename is atomic). File objects are written to directly."""
+  if not isinstance(file_or_path, (str, os.PathLike)):
+    torch.save(obj, file_or_path)
+    return
+  path = os.fspath(file_or_path)
+  folder = os.path.dirname(os.path.abspath(path))
+  handle, temporary = tempfile.mkstemp(prefix=os.path.basename(path) + '.', suffix='.tmp', dir=folder)
+  os.close(handle)
+  try:
+    torch.save(obj, temporary)
+    os.replace(temporary, path)
+  except BaseException:
+    os.unlink(temporary)
+    raise
