@@ -1,12 +1,13 @@
 """Trains the guides' MNIST network on every XLA device of the host, the way the API
 guide shows: xmp.spawn runs one replica per device, MpDeviceLoader feeds each its share
 of every batch, and xm.optimizer_step averages the gradients across the replicas inside
-the step graph.
+the step graph. Under torchrun, unchanged, the replicas of every process train together.
 
 The data is MNIST-shaped synthetic data (28x28 images, 10 classes) whose labels
 depend on the images, so the loss falls as the network learns.
 
   python examples/train_mnist.py --steps 50 --batch-size 128 [--devices N]
+  torchrun --nproc-per-node 2 examples/train_mnist.py
 """
 import argparse
 import os
@@ -51,9 +52,13 @@ def progress(step, total, loss, elapsed):
 def train_replica(index, args, model_wrapper, losses):
   device = xm.xla_device()
   count = xm.xrt_world_size()
+  if xm.is_master_ordinal(local=False):
+    losses.clear()
+    args.replicas = count
   local = args.batch_size // count
-  # Replica `index`'s share of every global batch.
-  shares = [(data[index * local:(index + 1) * local], target[index * local:(index + 1) * local])
+  # This replica's share of every global batch.
+  me = xm.get_ordinal()
+  shares = [(data[me * local:(me + 1) * local], target[me * local:(me + 1) * local])
             for data, target in synthetic_mnist(args.steps, local * count)]
   model = model_wrapper.to(device).train()
   loss_fn = nn.NLLLoss()
@@ -66,7 +71,7 @@ def train_replica(index, args, model_wrapper, losses):
     loss = loss_fn(output, target)
     loss.backward()
     xm.optimizer_step(optimizer)
-    if xm.is_master_ordinal() and (step % 10 == 0 or step == args.steps):
+    if xm.is_master_ordinal(local=False) and (step % 10 == 0 or step == args.steps):
       # Runs after the step's graph, when the loss is on the device already.
       xm.add_step_closure(lambda s, l: (losses.append(l.item()), progress(s, args.steps, losses[-1], time.time() - start)),
                           args=(step, loss))
@@ -86,10 +91,10 @@ def main():
   model_wrapper = xmp.MpModelWrapper(MNIST())  # one set of initial weights for all replicas
   losses = []
   xmp.spawn(train_replica, args=(args, model_wrapper, losses), nprocs=args.devices)
-  print()
-  print('{} replica(s); first logged loss {:.4f}, last loss {:.4f}'.format(
-      args.devices or torch_xla.device_count(), losses[0], losses[-1]))
-  print(met.short_metrics_report())
+  if losses:  # the global master's process
+    print()
+    print('{} replica(s); first logged loss {:.4f}, last loss {:.4f}'.format(args.replicas, losses[0], losses[-1]))
+    print(met.short_metrics_report())
 
 
 if __name__ == '__main__':

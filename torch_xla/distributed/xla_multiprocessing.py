@@ -10,6 +10,7 @@ import threading
 
 import torch
 
+from torch_xla.core import _processes
 from torch_xla.core import _replica
 from torch_xla.distributed._replica_threads import ReplicaError, ReplicaThreads
 
@@ -26,7 +27,9 @@ def spawn(fn, args=(), nprocs=None, join=True, daemon=False,
   """Runs fn(index, *args) once per replica, replica `index` on xla:index.
 
   nprocs: None for every XLA device of this process, N for the first N. With
-  one replica fn(0, *args) runs directly on the calling thread. Otherwise
+  one replica fn(0, *args) runs directly on the calling thread. Under torchrun
+  every process runs its replicas this way (the same number in each), and the
+  replicas of all processes form one world, numbered process by process. Otherwise
   each replica runs on a thread of its own, where xm.xla_device() is its
   device; join=True waits for all of them and returns None. If a replica
   raises, the others are released from whatever they wait for and spawn
@@ -42,8 +45,9 @@ def spawn(fn, args=(), nprocs=None, join=True, daemon=False,
                      'XLA device(s) (CPU_NUM_DEVICES sets the number of CPU '
                      'devices)')
   if n == 1:
-    info = _replica.ReplicaInfo(ordinal=0, world_size=1, local_ordinal=0,
-                                local_world_size=1, device=0)
+    # One replica per process: across processes (torchrun) it is the one of its rank.
+    info = _replica.ReplicaInfo(ordinal=_processes.index(), world_size=_processes.count(),
+                                local_ordinal=0, local_world_size=1, device=0)
     with _replica.replica(info):
       fn(0, *args)
     return None
