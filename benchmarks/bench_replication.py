@@ -32,8 +32,13 @@ GLOBAL_BATCH = 128
 ROUNDS = 3
 
 
-def mnist_step_times(device_counts, steps):
-  """{devices: (ms per step waiting for each, ms per step back to back)} and eager's ms."""
+def mnist_step_times(device_counts, steps, reduce_gradients=None):
+  """{devices: (ms per step waiting for each, ms per step back to back)} and eager's ms.
+
+  Each replica takes its share of the global batch by its global ordinal (so replicas
+  of several processes do too). reduce_gradients(optimizer), when given, replaces
+  xm.optimizer_step's in-graph reduction (the step then calls optimizer.step()).
+  """
   import torch
   import torch.nn as nn
   import torch.optim as optim
@@ -67,8 +72,9 @@ def mnist_step_times(device_counts, steps):
     device = xm.xla_device()
     count = xm.xrt_world_size()
     local = GLOBAL_BATCH // count
-    x = data[index * local:(index + 1) * local].to(device)
-    y = target[index * local:(index + 1) * local].to(device)
+    me = xm.get_ordinal()
+    x = data[me * local:(me + 1) * local].to(device)
+    y = target[me * local:(me + 1) * local].to(device)
     model = MNIST().train()
     model.load_state_dict(host_model.state_dict())
     model = model.to(device)
@@ -78,7 +84,11 @@ def mnist_step_times(device_counts, steps):
     def step():
       opt.zero_grad()
       loss_fn(model(x), y).backward()
-      xm.optimizer_step(opt)
+      if reduce_gradients is None:
+        xm.optimizer_step(opt)
+      else:
+        reduce_gradients(opt)
+        opt.step()
       xm.mark_step()
 
     for _ in range(3):  # compile; the first steps' graphs differ (momentum buffers)
