@@ -56,6 +56,10 @@ cdef extern from "aten/collectives.h" namespace "torch_xla":
 cdef extern from "aten/cross_process.h" namespace "torch_xla":
     void SetProcessLayout(int index, int count) except +RaisePyError
 
+cdef extern from "aten/process_store.h" namespace "torch_xla":
+    void ConfigureProcessRuntime(int node_id, int num_nodes, const vector[int64_t]& visible_devices,
+                                 const string& host, int port) except +RaisePyError
+
 cdef extern from "aten/api.h" namespace "torch_xla":
     int CurrentDevice() except +RaisePyError
     void SetCurrentDevice(int ordinal) except +RaisePyError
@@ -171,6 +175,12 @@ def _xla_replication_devices():
 def _xla_set_process_layout(int index, int count):
     """This process is process `index` of `count` (collectives span them all)."""
     SetProcessLayout(index, count)
+
+def _xla_configure_process_runtime(int node_id, int num_nodes, visible_devices, str host, int port):
+    """Before the client exists: process node_id of num_nodes, whose plugin meets the
+    others' in the store at host:port (plugins whose runtime spans processes)."""
+    cdef vector[int64_t] devices = [int(d) for d in visible_devices]
+    ConfigureProcessRuntime(node_id, num_nodes, devices, host.encode(), port)
 
 def _xla_replica_timeout():
     """Seconds a replica waits for the others ($XLA_REPLICA_TIMEOUT, default 300)."""

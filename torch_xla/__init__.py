@@ -39,6 +39,24 @@ for _kind in ('CPU', 'CUDA', 'TPU'):
     _XLAC._set_default_plugin_path(_kind, _path)
 
 
+def _configure_process_runtime():
+  """Under torchrun, a plugin whose runtime spans processes (not the CPU's, whose
+  collectives across processes torch_xla runs itself) is told which process this is
+  and meets the others' in the launcher's store."""
+  from .core import _processes
+  if not _processes.launched() or os.environ.get('PJRT_DEVICE', 'CPU').upper() == 'CPU':
+    return
+  local_world = int(os.environ.get('LOCAL_WORLD_SIZE', '1'))
+  # One process per device: its device; one per host: all of them.
+  visible = [int(os.environ.get('LOCAL_RANK', '0'))] if local_world > 1 else []
+  _XLAC._xla_configure_process_runtime(_processes.index(), _processes.count(), visible,
+                                       os.environ.get('MASTER_ADDR', '127.0.0.1'),
+                                       int(os.environ.get('MASTER_PORT', '29500')))
+
+
+_configure_process_runtime()
+
+
 def device(n=None):
   """The XLA device `xla:n`; when n is None, the calling replica's device
   (xla:0 outside replication)."""

@@ -255,17 +255,43 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
   }
 
   auto create_args = PJRT_ARGS(PJRT_Client_Create_Args);
-  static constexpr std::string_view kCpuDeviceCount = "cpu_device_count";
-  PJRT_NamedValue cpu_device_count = PJRT_ARGS(PJRT_NamedValue);
+  std::vector<PJRT_NamedValue> create_options;
+  auto add_int = [&create_options](std::string_view name, int64_t value) {
+    PJRT_NamedValue option = PJRT_ARGS(PJRT_NamedValue);
+    option.name = name.data();
+    option.name_size = name.size();
+    option.type = PJRT_NamedValue_kInt64;
+    option.int64_value = value;
+    option.value_size = 1;
+    create_options.push_back(option);
+  };
   if (device_kind_ == "CPU") {
-    cpu_device_count.name = kCpuDeviceCount.data();
-    cpu_device_count.name_size = kCpuDeviceCount.size();
-    cpu_device_count.type = PJRT_NamedValue_kInt64;
-    cpu_device_count.int64_value = ResolveCpuDeviceCount(options);
-    cpu_device_count.value_size = 1;
-    create_args.create_options = &cpu_device_count;
-    create_args.num_options = 1;
+    add_int("cpu_device_count", ResolveCpuDeviceCount(options));
+  } else if (options.num_nodes > 1) {
+    add_int("node_id", options.node_id);
+    add_int("num_nodes", options.num_nodes);
+    if (!options.visible_devices.empty()) {
+      PJRT_NamedValue visible = PJRT_ARGS(PJRT_NamedValue);
+      static constexpr std::string_view kVisibleDevices = "visible_devices";
+      visible.name = kVisibleDevices.data();
+      visible.name_size = kVisibleDevices.size();
+      visible.type = PJRT_NamedValue_kInt64List;
+      visible.int64_array_value = options.visible_devices.data();
+      visible.value_size = options.visible_devices.size();
+      create_options.push_back(visible);
+    }
+    if (options.kv_store) {
+      kv_store_ = options.kv_store;
+      create_args.kv_get_callback = internal::KeyValueGet;
+      create_args.kv_get_user_arg = kv_store_.get();
+      create_args.kv_put_callback = internal::KeyValuePut;
+      create_args.kv_put_user_arg = kv_store_.get();
+      create_args.kv_try_get_callback = internal::KeyValueTryGet;
+      create_args.kv_try_get_user_arg = kv_store_.get();
+    }
   }
+  create_args.create_options = create_options.data();
+  create_args.num_options = create_options.size();
   PJRT_CALL(api_, PJRT_Client_Create, create_args);
   client_ = create_args.client;
 

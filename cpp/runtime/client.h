@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/element_type.h"
+#include "runtime/key_value_store.h"
 
 struct PJRT_Api;
 struct PJRT_Client;
@@ -80,6 +81,15 @@ struct ClientOptions {
   std::string plugin_path;
   // CPU device count. 0: $CPU_NUM_DEVICES, else one per usable core, at most 4.
   int cpu_device_count = 0;
+  // A run of several processes, for plugins whose runtime spans processes (CUDA): this
+  // process's index among num_nodes, the local devices it uses (empty: all), and the
+  // store their runtimes meet in. Passed as the create options node_id, num_nodes and
+  // visible_devices and the key-value callbacks; the CPU plugin takes none of them (its
+  // collectives stay in the process: see aten/cross_process.h).
+  int node_id = 0;
+  int num_nodes = 1;
+  std::vector<int64_t> visible_devices;
+  std::shared_ptr<KeyValueStore> kv_store;
 };
 
 class Client {
@@ -147,6 +157,7 @@ class Client {
   PJRT_Client* client_ = nullptr;
   std::vector<PJRT_Device*> devices_;
   std::vector<int64_t> device_ids_;  // PJRT's global id of each device
+  std::shared_ptr<KeyValueStore> kv_store_;  // the plugin's callbacks reach it while the client lives
   std::string device_kind_;
   std::string platform_name_;
   std::string plugin_path_;

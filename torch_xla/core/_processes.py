@@ -60,7 +60,7 @@ class Processes:
     self.count = count()
     self.timeout = _xlac()._xla_replica_timeout()
     store, _, _ = next(dist.rendezvous('env://', timeout=datetime.timedelta(seconds=self.timeout)))
-    self.store = dist.PrefixStore('torch_xla/', store)
+    self.store = dist.PrefixStore('torch_xla', store)
     self._rails = []
     self._rails_lock = threading.Lock()
     self._calls = {}  # (replica ordinal, tag) -> how many rendezvous it joined
@@ -99,7 +99,7 @@ class Processes:
     import torch
     import torch.distributed as dist
     from torch._C._distributed_c10d import _register_process_group, _unregister_process_group
-    prefix = dist.PrefixStore(f'groups/{name}/', self.store)
+    prefix = dist.PrefixStore(f'groups/{name}', self.store)
     backend = dist.ProcessGroupGloo(prefix, self.index, self.count,
                                     timeout=datetime.timedelta(seconds=self.timeout))
     group = dist.ProcessGroup(prefix, self.index, self.count)

@@ -172,7 +172,7 @@ def _xla_rendezvous_handler(url, timeout=datetime.timedelta(seconds=300), **kwar
   if processes is None:
     store = dist.HashStore()  # one process: nobody to meet
   else:
-    store = dist.PrefixStore(f'xla_backend/{url}/', processes.store)
+    store = dist.PrefixStore(f'xla_backend/{url}', processes.store)
   yield (store, rank, world)
 
 
