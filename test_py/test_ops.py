@@ -864,12 +864,18 @@ def test_copy_is_lowered():
   assert_same(d, torch.ones(3, 4))
 
 
-@pytest.mark.xfail(reason='cpu_tensor.copy_(xla_tensor) reaches the XLA functional copy through functionalization '
-                   'with a CPU self; use xla_tensor.cpu() or .to("cpu") meanwhile', strict=True)
 def test_copy_device_to_host():
+  """cpu_tensor.copy_(xla_tensor): functionalization asks the XLA copy for the value, in
+  the host tensor's dtype and shape, then writes it to the host tensor."""
   c = torch.zeros(2, 3)
-  c.copy_(torch.ones(2, 3, device=DEV))
-  assert torch.equal(c, torch.ones(2, 3))
+  c.copy_(torch.ones(2, 3, device=DEV) * 3)
+  assert torch.equal(c, torch.full((2, 3), 3.0))
+  d = torch.zeros(2, 3, dtype=torch.float64)
+  d.copy_(torch.arange(3, device=DEV))  # broadcast and cast, as eager's copy_
+  assert torch.equal(d, torch.arange(3, dtype=torch.float64).expand(2, 3))
+  v = torch.zeros(6)
+  v[2:5].copy_(torch.ones(3, device=DEV))  # into a view of a host tensor
+  assert v.tolist() == [0, 0, 1, 1, 1, 0]
 
 
 # ------------------------------------------------------------------ random

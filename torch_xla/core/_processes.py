@@ -191,14 +191,16 @@ class Processes:
 
   def lost_ranks(self, wait=3 * HEARTBEAT_SECONDS):
     """{rank: why} of the other processes known to be lost: those that reported a
-    failure, and (when `wait` > 0) those whose heartbeat did not move for `wait` s."""
+    failure, or else (when `wait` > 0) those whose heartbeat did not move for `wait` s."""
     lost = {}
     try:
       others = [p for p in range(self.count) if p != self.index]
       for p in others:
         if self.store.check([f'failed/{p}']):
           lost[p] = 'it failed (' + self.store.get(f'failed/{p}').decode(errors='replace') + ')'
-      if wait > 0:
+      # A process that reported its failure is enough of an answer; otherwise the ones
+      # whose heartbeat stopped are.
+      if wait > 0 and not lost:
         before = {p: self.store.add(f'heartbeat/{p}', 0) for p in others}
         time.sleep(wait)
         for p in others:
