@@ -114,10 +114,14 @@ def xla_replication_devices(local_devices):
   """The real devices ('<KIND>:N') of all the replicas, given the local ones.
 
   The replicas are those of the calling thread's replication; the local
-  devices must be among them.
+  devices must be among them. Across processes (torchrun) every replica's
+  device is named by its global ordinal.
   """
   real_devices = xla_real_devices(local_devices)
   total = xrt_world_size()
+  if total > len(real_devices) and _processes.launched():
+    # Replicas of several processes: their devices by global ordinal.
+    return [f'{_device_kind()}:{ordinal}' for ordinal in range(total)]
   if total > len(real_devices):
     raise RuntimeError(
         f'xla_replication_devices: {total} replicas, but only '
