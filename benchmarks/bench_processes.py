@@ -16,14 +16,13 @@ import json
 import os
 import socket
 import statistics
-import subprocess
 import sys
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
-from common import report  # noqa: E402
+from common import child_rows, report  # noqa: E402
 
 MEGABYTES = 100
 
@@ -139,22 +138,18 @@ def main():
     child(args.child, args.steps)
     return
   script = os.path.abspath(__file__)
-  runs = [
-      ([sys.executable, script, '--child', 'in_process'], {'CPU_NUM_DEVICES': '2'}),
+  steps = ['--steps', str(args.steps)]
+  rows = child_rows([
+      ([sys.executable, script, '--child', 'in_process'] + steps, {'CPU_NUM_DEVICES': '2'}),
       ([sys.executable, '-m', 'torch.distributed.run', '--nproc-per-node', '2', '--master-addr', '127.0.0.1',
-        '--master-port', str(free_port()), script, '--child', 'cross_process'], {'CPU_NUM_DEVICES': '1'}),
-  ]
-  rows = []
-  for command, env in runs:
-    out = subprocess.run(command + ['--steps', str(args.steps)], env={**os.environ, **env}, check=True,
-                         capture_output=True, text=True).stdout
-    rows += [json.loads(line) for line in out.splitlines() if line.startswith('{')]
-  steps = [r for r in rows if r['bench'] == 'mnist_global_batch_128']
-  base = next(r for r in steps if r['layout'].startswith('1 process'))
-  for r in steps:
+        '--master-port', str(free_port()), script, '--child', 'cross_process'] + steps, {'CPU_NUM_DEVICES': '1'}),
+  ])
+  mnist = [r for r in rows if r['bench'] == 'mnist_global_batch_128']
+  base = next(r for r in mnist if r['layout'].startswith('1 process'))
+  for r in mnist:
     r['vs_1_process'] = r['xla_ms'] / base['xla_ms']
     r['back_to_back_vs_1_process'] = r['xla_back_to_back_ms'] / base['xla_back_to_back_ms']
-  report(steps)
+  report(mnist)
   report([r for r in rows if r['bench'] == 'all_reduce_100mb'])
 
 

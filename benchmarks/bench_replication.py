@@ -19,14 +19,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
-from common import device_step_times, report  # noqa: E402
+from common import child_rows, device_step_times, report  # noqa: E402
 
 GLOBAL_BATCH = 128
 ROUNDS = 3
@@ -188,12 +187,9 @@ def main():
   if args.child:
     child(args.child, args.steps)
     return
-  rows = []
-  runs = [('mnist', {}), ('mnist', {'CPU_NUM_DEVICES': '4'}), ('all_reduce', {'CPU_NUM_DEVICES': '4'})]
-  for kind, env in runs:
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), '--child', kind, '--steps', str(args.steps)],
-                         env={**os.environ, **env}, check=True, capture_output=True, text=True).stdout
-    rows += [json.loads(line) for line in out.splitlines() if line.startswith('{')]
+  command = [sys.executable, os.path.abspath(__file__), '--steps', str(args.steps), '--child']
+  rows = child_rows([(command + ['mnist'], {}), (command + ['mnist'], {'CPU_NUM_DEVICES': '4'}),
+                     (command + ['all_reduce'], {'CPU_NUM_DEVICES': '4'})])
   single = {r['client_devices']: r['xla_ms'] for r in rows if r['bench'] == 'mnist_replicated' and r['devices'] == 1}
   single_b2b = {r['client_devices']: r['xla_back_to_back_ms'] for r in rows
                 if r['bench'] == 'mnist_replicated' and r['devices'] == 1}

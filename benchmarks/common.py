@@ -27,6 +27,19 @@ def report(rows):
     print('  '.join(_fmt(r[k]).ljust(w) for k, w in zip(keys, widths)))
 
 
+def child_rows(runs):
+  """Runs each (command, extra environment) of `runs` and returns the JSON rows they
+  print, in order (benchmarks whose figures need processes of their own: another
+  device count, several processes)."""
+  import os
+  import subprocess
+  rows = []
+  for command, env in runs:
+    out = subprocess.run(command, env={**os.environ, **env}, check=True, capture_output=True, text=True).stdout
+    rows += [json.loads(line) for line in out.splitlines() if line.startswith('{')]
+  return rows
+
+
 def _fmt(v):
   return '{:.3f}'.format(v) if isinstance(v, float) else str(v)
 
