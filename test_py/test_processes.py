@@ -85,3 +85,10 @@ def test_torchrun_stops_the_run_when_a_rank_dies():
   assert run.returncodes != [0]
   assert run.seconds < 60, run
   assert 'rank      : 1' in run.output and 'Signal 9 (SIGKILL)' in run.output, run
+
+
+def test_processes_running_different_replica_counts_is_an_error():
+  run = pt.torchrun(launched('mismatch.py'))
+  assert len(run.results) == 2, run
+  for r in run.results:
+    assert r['error'] == 'every process must run the same number of replicas; by process: [1, 2]', r

@@ -63,6 +63,7 @@ class Processes:
     self.store = dist.PrefixStore('torch_xla', store)
     self._rails = []
     self._rails_lock = threading.Lock()
+    self._starts = 0  # replica starts (xmp.spawn) so far
     self._calls = {}  # (replica ordinal, tag) -> how many rendezvous it joined
     self._calls_lock = threading.Lock()
     self.store.set(f'devices/{self.index}', str(_xlac()._xla_device_count()))
@@ -80,17 +81,21 @@ class Processes:
 
   # -------------------------------------------------------------------- rails
 
-  def ensure_rails(self, local):
-    """Creates the rails of `local` replicas per process (a step every process takes
-    together: each calls it with the same count)."""
+  def start_replicas(self, local):
+    """Every process starts `local` replicas (xmp.spawn): checks that they all run the
+    same number, and connects their rails."""
     with self._rails_lock:
-      if len(self._rails) >= local:
-        return
-      generation = len(self._rails)
-      counts = self.exchange(f'rails/{generation}', local)
-      if len(set(counts)) != 1:
-        raise RuntimeError('every process must run the same number of replicas; by process: '
-                           f'{counts}')
+      generation = self._starts
+      self._starts += 1
+    counts = self.exchange(f'replicas/{generation}', local)
+    if len(set(counts)) != 1:
+      raise RuntimeError(f'every process must run the same number of replicas; by process: {counts}')
+    self.ensure_rails(local)
+
+  def ensure_rails(self, local):
+    """Creates the rails of `local` replicas per process, if missing (creating a rail
+    is a step every process takes)."""
+    with self._rails_lock:
       for replica in range(len(self._rails), local):
         self._rails.append(self._gloo_group(f'torch_xla_rail_{replica}'))
 
@@ -156,6 +161,7 @@ class Processes:
     """Waits for `keys`, at most the replica timeout; names who is missing otherwise."""
     from torch_xla.core._replica import ReplicationError
     deadline = time.monotonic() + self.timeout
+    pause = 0.001
     while True:
       missing = [i for i, k in enumerate(keys) if not self.store.check([k])]
       if not missing:
@@ -170,7 +176,8 @@ class Processes:
         cause = (f'; {self.describe_lost(lost)}' if lost else
                  f' within {self.timeout:g} s (XLA_REPLICA_TIMEOUT)')
         raise ReplicationError(f'{what}: {kind} {who} did not arrive{cause}')
-      time.sleep(0.01)
+      time.sleep(pause)
+      pause = min(2 * pause, 0.1)  # quick for the usual short waits, light for long ones
 
   # --------------------------------------------------------------- liveness
 

@@ -65,7 +65,7 @@ class Replication:
     # meet here to check that and to connect their replicas' rails.
     self.processes = _processes.get()
     if self.processes is not None:
-      self.processes.ensure_rails(len(self.devices))
+      self.processes.start_replicas(len(self.devices))
     _xlac()._xla_replication_begin(self.devices)
     self._cond = threading.Condition()
     self._rounds = {}  # tag -> the _Round replicas are arriving at
