@@ -46,6 +46,9 @@ def spawn(fn, args=(), nprocs=None, join=True, daemon=False,
                      'devices)')
   if n == 1:
     # One replica per process: across processes (torchrun) it is the one of its rank.
+    processes = _processes.get()
+    if processes is not None:
+      processes.start_replicas(1)
     info = _replica.ReplicaInfo(ordinal=_processes.index(), world_size=_processes.count(),
                                 local_ordinal=0, local_world_size=1, device=0)
     with _replica.replica(info):
