@@ -36,16 +36,24 @@ class Launch:
     self.returncodes = returncodes
     self.output = output
     self.seconds = seconds
-    self.results = [json.loads(line[len('RESULT '):]) for line in output.splitlines()
-                    if line.startswith('RESULT ')]
+    # Each result is one JSON object after 'RESULT ' (the processes share the output).
+    decoder = json.JSONDecoder()
+    self.results = []
+    start = output.find('RESULT ')
+    while start >= 0:
+      value, end = decoder.raw_decode(output, start + len('RESULT '))
+      self.results.append(value)
+      start = output.find('RESULT ', end)
 
   def __repr__(self):
     return f'Launch(returncodes={self.returncodes}, seconds={self.seconds:.1f}, output=...{self.output[-3000:]})'
 
 
 def report(**values):
-  """Called in a launched script: one result line for the test to read."""
-  print('RESULT ' + json.dumps(values), flush=True)
+  """Called in a launched script: one result line for the test to read, written with
+  one system call so that the processes' lines do not mix."""
+  sys.stdout.flush()
+  os.write(sys.stdout.fileno(), ('RESULT ' + json.dumps(values) + '\n').encode())
 
 
 def torchrun(script, nproc=2, devices_per_process=2, timeout=LAUNCH_TIMEOUT, **env):
