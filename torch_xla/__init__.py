@@ -8,6 +8,11 @@ import os
 
 import torch  # noqa: F401  (the core links against torch's libraries)
 
+# The CPU plugin logs two lines at every start (absl's "All log messages before
+# absl::InitializeLog()..." and the device count) unless told to keep INFO quiet; its
+# warnings and errors still show. A value the user set wins.
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '1')
+
 
 def _find_plugin(kind):
   """The plugin shipped by a wheel for `kind`, or None."""
