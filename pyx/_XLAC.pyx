@@ -13,6 +13,9 @@ from cpython.ref cimport PyObject
 cdef extern from "python_errors.h" namespace "torch_xla::python":
     int RaisePyError() except *
 
+cdef extern from "runtime/persistent_cache.h" namespace "torch_xla::runtime":
+    void SetPersistentCache(const string& folder, cbool read_only) except +RaisePyError
+
 cdef extern from "runtime/client.h" namespace "torch_xla::runtime":
     cdef cppclass Client:
         @staticmethod
@@ -78,6 +81,10 @@ cdef extern from "python_tensors.h" namespace "torch_xla::python":
 
 def _set_default_plugin_path(str kind, str path):
     Client.SetDefaultPluginPath(kind.encode(), path.encode())
+
+def _xla_set_persistent_cache(str folder, cbool read_only):
+    """Keeps compiled executables in `folder` across processes ("" turns it off)."""
+    SetPersistentCache(folder.encode(), read_only)
 
 def _xla_client_created():
     return Client.IsCreated()

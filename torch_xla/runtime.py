@@ -15,8 +15,8 @@ from torch_xla.core import xla_model as xm
 __all__ = [
     'addressable_device_count', 'device_type', 'global_device_count',
     'global_ordinal', 'global_runtime_device_count', 'local_device_count',
-    'local_ordinal', 'local_process_count', 'process_count', 'process_index',
-    'world_size', 'xla_device'
+    'initialize_cache', 'local_ordinal', 'local_process_count', 'process_count',
+    'process_index', 'world_size', 'xla_device'
 ]
 
 
@@ -89,3 +89,11 @@ def process_count():
 def local_process_count():
   """Number of processes of the run on this host (torchrun's LOCAL_WORLD_SIZE)."""
   return int(os.environ.get('LOCAL_WORLD_SIZE', '1')) if _processes.launched() else 1
+
+
+def initialize_cache(path, readonly=False):
+  """Keeps the compiled graphs in the folder `path`, where later processes load them
+  instead of compiling again (readonly: only load). The cache is on by default, in
+  $XLA_PERSISTENT_CACHE_PATH, else $XDG_CACHE_HOME/torch_xla or ~/.cache/torch_xla;
+  initialize_cache(None) turns it off."""
+  _xlac()._xla_set_persistent_cache('' if path is None else os.fspath(path), bool(readonly))

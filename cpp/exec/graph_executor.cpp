@@ -18,6 +18,7 @@
 #include "ir/builder_collectives.h"
 #include "lowering/lowering_context.h"
 #include "runtime/metrics.h"
+#include "runtime/persistent_cache.h"
 
 namespace torch_xla::exec {
 namespace {
@@ -212,12 +213,55 @@ ComputationCache& Cache() {
   return *cache;
 }
 
+// What the persistent cache keys an executable by: everything the plugin compiles from
+// (the module, its replicas and their devices, XLA_FLAGS) and the plugin itself. A
+// single-device executable is portable: its device is not part of it.
+runtime::CacheKey PersistentKey(const std::string& module, const std::vector<int>& replica_devices,
+                                const runtime::Client& client) {
+  std::string text = module;
+  text += "\nplugin: " + client.plugin_identity() + "\nreplicas:";
+  if (replica_devices.size() > 1) {
+    for (int d : replica_devices) text += " " + std::to_string(d);
+  }
+  const char* flags = std::getenv("XLA_FLAGS");
+  text += std::string("\nXLA_FLAGS: ") + (flags != nullptr ? flags : "");
+  return runtime::CacheKey::Of(text);
+}
+
+// Compiles the graph, or loads its executable from the persistent cache (a second run of
+// a script compiles nothing it compiled before); an entry the plugin cannot load is
+// compiled and stored again.
 runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const std::vector<int>& replica_devices) {
   return Cache().GetOrCompile(key, [&] {
-    static metrics::Metric* compile_time = metrics::GetMetric("CompileTime");
-    std::string module = Lower(g, static_cast<int>(replica_devices.size()));
-    metrics::ScopedTimer timer(compile_time);
-    return runtime::Client::Get().Compile(module, static_cast<int>(replica_devices.size()), replica_devices);
+    const int replicas = static_cast<int>(replica_devices.size());
+    std::string module = Lower(g, replicas);
+    runtime::Client& client = runtime::Client::Get();
+    std::shared_ptr<runtime::PersistentCache> disk = runtime::ActivePersistentCache();
+    runtime::CacheKey disk_key;
+    if (disk) {
+      disk_key = PersistentKey(module, replica_devices, client);
+      if (std::optional<std::string> bytes = disk->Load(disk_key)) {
+        try {
+          return client.DeserializeExecutable(*bytes, replicas);
+        } catch (const runtime::RuntimeError&) {
+          disk->Remove(disk_key);
+        }
+      }
+    }
+    runtime::ExecutablePtr exe;
+    {
+      static metrics::Metric* compile_time = metrics::GetMetric("CompileTime");
+      metrics::ScopedTimer timer(compile_time);
+      exe = client.Compile(module, replicas, replica_devices);
+    }
+    if (disk && !disk->read_only()) {
+      try {
+        disk->Store(disk_key, client.SerializeExecutable(*exe));
+      } catch (const runtime::RuntimeError&) {
+        // A plugin that cannot serialize: nothing to keep.
+      }
+    }
+    return exe;
   });
 }
 

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <sched.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -301,6 +302,15 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
     name_args.client = client_;
     PJRT_CALL(api_, PJRT_Client_PlatformName, name_args);
     platform_name_.assign(name_args.platform_name, name_args.platform_name_size);
+    auto version_args = PJRT_ARGS(PJRT_Client_PlatformVersion_Args);
+    version_args.client = client_;
+    PJRT_CALL(api_, PJRT_Client_PlatformVersion, version_args);
+    struct stat plugin_file {};
+    stat(plugin_path_.c_str(), &plugin_file);
+    plugin_identity_ = device_kind_ + "|" + platform_name_ + "|" +
+                       std::string(version_args.platform_version, version_args.platform_version_size) + "|" +
+                       plugin_path_ + "|" + std::to_string(plugin_file.st_size) + "|" +
+                       std::to_string(plugin_file.st_mtime);
 
     auto devices_args = PJRT_ARGS(PJRT_Client_AddressableDevices_Args);
     devices_args.client = client_;
@@ -437,6 +447,38 @@ ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas,
     throw;
   }
   return std::make_shared<Executable>(args.executable, num_replicas, num_outputs);
+}
+
+std::string Client::SerializeExecutable(const Executable& executable) {
+  auto get_args = PJRT_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+  get_args.loaded_executable = executable.pjrt();
+  PJRT_CALL(api_, PJRT_LoadedExecutable_GetExecutable, get_args);
+  auto args = PJRT_ARGS(PJRT_Executable_Serialize_Args);
+  args.executable = get_args.executable;
+  PJRT_Error* error = api_->PJRT_Executable_Serialize(&args);
+  auto destroy_args = PJRT_ARGS(PJRT_Executable_Destroy_Args);
+  destroy_args.executable = get_args.executable;
+  if (PJRT_Error* destroy_error = api_->PJRT_Executable_Destroy(&destroy_args)) ConsumeError(api_, destroy_error);
+  internal::CheckPjrt(api_, error, "PJRT_Executable_Serialize");
+  std::string bytes(args.serialized_bytes, args.serialized_bytes_size);
+  args.serialized_executable_deleter(args.serialized_executable);
+  return bytes;
+}
+
+ExecutablePtr Client::DeserializeExecutable(const std::string& bytes, int num_replicas) {
+  auto args = PJRT_ARGS(PJRT_Executable_DeserializeAndLoad_Args);
+  args.client = client_;
+  args.serialized_executable = bytes.data();
+  args.serialized_executable_size = bytes.size();
+  PJRT_CALL(api_, PJRT_Executable_DeserializeAndLoad, args);
+  std::size_t num_outputs = 0;
+  try {
+    num_outputs = QueryNumOutputs(api_, args.loaded_executable);
+  } catch (...) {
+    DestroyLoadedExecutable(api_, args.loaded_executable);
+    throw;
+  }
+  return std::make_shared<Executable>(args.loaded_executable, num_replicas, num_outputs);
 }
 
 std::vector<std::vector<BufferPtr>> Client::Execute(

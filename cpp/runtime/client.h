@@ -131,6 +131,15 @@ class Client {
   ExecutablePtr Compile(const std::string& mlir_module, int num_replicas = 1,
                         const std::vector<int>& replica_devices = {});
 
+  // The executable in the plugin's serialized form, which DeserializeExecutable loads
+  // again (in this or another process with the same plugin). Throws RuntimeError when
+  // the plugin cannot serialize.
+  std::string SerializeExecutable(const Executable& executable);
+  ExecutablePtr DeserializeExecutable(const std::string& bytes, int num_replicas);
+  // The plugin's identity for caches of its executables: kind, platform name and
+  // version, and the plugin file (path, size, modification time).
+  const std::string& plugin_identity() const { return plugin_identity_; }
+
   // Enqueues an execution; returns the output buffers per replica at once (they become
   // ready when the execution finishes). arguments[r] are the parameters of replica r,
   // which runs on devices[r]. Inputs listed in `donated` (argument indices) may be
@@ -161,6 +170,7 @@ class Client {
   std::string device_kind_;
   std::string platform_name_;
   std::string plugin_path_;
+  std::string plugin_identity_;
   struct Pending;  // completion events of enqueued executions, for WaitAll
   std::unique_ptr<Pending> pending_;
 };
