@@ -94,6 +94,12 @@ at::Tensor AtenFromXla(XlaTensorPtr tensor) {
 at::Tensor AtenFromIr(ir::Value value, int device) { return AtenFromXla(XlaTensor::FromIr(std::move(value), device)); }
 
 ir::Value IrScalar(const at::Scalar& value, ElementType type) {
+  if (runtime::IsComplex(type)) {
+    // Both parts as parameters of the real type, joined on the device.
+    ElementType part = type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+    c10::complex<double> z = value.toComplexDouble();
+    return ir::Complex(ir::ScalarParameter(z.real(), part), ir::ScalarParameter(z.imag(), part));
+  }
   double v = value.isComplex() ? value.toComplexDouble().real() : value.toDouble();
   if (value.isIntegral(false) || value.isBoolean()) v = static_cast<double>(value.toLong());
   // Scalar parameters travel as f32/f64/s32/s64/pred and are converted in the graph.

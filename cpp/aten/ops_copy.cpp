@@ -26,7 +26,8 @@ at::Tensor Full(at::IntArrayRef size, const at::Scalar& value, at::ScalarType dt
   // 0 and 1 are inlined (they are the usual fills); other values are parameters. While
   // replicas run, every value is a parameter: a fill that differs between replicas (one
   // replica's 1, another's 2) must not make their graphs differ.
-  bool inline_value = (v == 0 || v == 1) && !exec::ReplicationRunning();
+  bool real = !value.isComplex() || value.toComplexDouble().imag() == 0;
+  bool inline_value = (v == 0 || v == 1) && real && !exec::ReplicationRunning();
   ir::Value ir = inline_value ? ir::Constant(v, shape) : ir::Broadcast(IrScalar(value, type), shape.dims);
   return AtenFromIr(ir, device);
 }

@@ -248,11 +248,27 @@ Value Iota(Shape shape, int64_t dim) {
   return Value(MakeNode(kIota, std::vector<Value>{}, std::move(shape), std::move(attrs)));
 }
 
-Value Unary(OpKind kind, const Value& v) { return Value(MakeNode(kind, std::vector<Value>{v}, v.shape())); }
+Value Unary(OpKind kind, const Value& v) {
+  Shape shape = v.shape();
+  // The absolute value of a complex number is real (StableHLO's abs says so too).
+  if (kind == op::kAbs && runtime::IsComplex(shape.type))
+    shape.type = shape.type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+  return Value(MakeNode(kind, std::vector<Value>{v}, std::move(shape)));
+}
 
 Value Binary(OpKind kind, const Value& a, const Value& b) {
   CheckSameShape(kind.name().c_str(), a, b);
   return Value(MakeNode(kind, std::vector<Value>{a, b}, a.shape()));
+}
+
+Value Complex(const Value& real, const Value& imag) {
+  CheckSameShape("complex", real, imag);
+  ElementType type = real.shape().type;
+  if (type != ElementType::kF32 && type != ElementType::kF64)
+    Fail("complex: the parts must be f32 or f64, got " + real.shape().ToString());
+  static const OpKind kComplex = OpKind::Get("stablehlo.complex");
+  return Value(MakeNode(kComplex, std::vector<Value>{real, imag},
+                        Shape(type == ElementType::kF32 ? ElementType::kC64 : ElementType::kC128, real.shape().dims)));
 }
 
 Value Compare(CompareDirection direction, const Value& a, const Value& b) {

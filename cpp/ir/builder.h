@@ -51,6 +51,8 @@ Value Iota(Shape shape, int64_t dim);
 Value Unary(OpKind kind, const Value& v);
 Value Binary(OpKind kind, const Value& a, const Value& b);
 Value Compare(CompareDirection direction, const Value& a, const Value& b);
+// The complex numbers real + i * imag (operands of equal shape, f32 or f64).
+Value Complex(const Value& real, const Value& imag);
 Value Select(const Value& pred, const Value& on_true, const Value& on_false);
 
 // Reduces `dims` away (in the value's own type).

@@ -97,7 +97,7 @@ std::string ScalarLiteral(double value, ElementType type) {
       return buf;
     case ElementType::kC64:
     case ElementType::kC128:
-      std::snprintf(buf, sizeof buf, "(%.17g, 0.0)", value);
+      std::snprintf(buf, sizeof buf, "(%.17e, 0.0)", value);  // a float literal: 2 reads as an integer
       return buf;
     default:
       if (runtime::IsUnsigned(type)) {

@@ -154,20 +154,36 @@ void DestroyRawBuffer(const PJRT_Api* api, PJRT_Buffer* buffer) {
   if (PJRT_Error* error = api->PJRT_Buffer_Destroy(&args)) ConsumeError(api, error);
 }
 
-std::size_t QueryNumOutputs(const PJRT_Api* api, PJRT_LoadedExecutable* loaded) {
+// A loaded executable as an Executable: its number of outputs and the memory one
+// replica's execution allocates, from PJRT. Does not take ownership of `loaded` if it
+// throws.
+ExecutablePtr Describe(const PJRT_Api* api, PJRT_LoadedExecutable* loaded, int num_replicas) {
   auto get_args = PJRT_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
   get_args.loaded_executable = loaded;
   PJRT_CALL(api, PJRT_LoadedExecutable_GetExecutable, get_args);
   auto outputs_args = PJRT_ARGS(PJRT_Executable_NumOutputs_Args);
   outputs_args.executable = get_args.executable;
   PJRT_Error* error = api->PJRT_Executable_NumOutputs(&outputs_args);
+  int64_t memory_needed = 0;
+  // Optional entry point: a plugin that lacks it or fails it just says nothing.
+  if (offsetof(PJRT_Api, PJRT_Executable_GetCompiledMemoryStats) < api->struct_size &&
+      api->PJRT_Executable_GetCompiledMemoryStats != nullptr) {
+    auto stats = PJRT_ARGS(PJRT_Executable_GetCompiledMemoryStats_Args);
+    stats.executable = get_args.executable;
+    if (PJRT_Error* stats_error = api->PJRT_Executable_GetCompiledMemoryStats(&stats)) {
+      ConsumeError(api, stats_error);
+    } else {
+      memory_needed = std::max<int64_t>(0, stats.output_size_in_bytes + stats.temp_size_in_bytes -
+                                               stats.alias_size_in_bytes);
+    }
+  }
   auto destroy_args = PJRT_ARGS(PJRT_Executable_Destroy_Args);
   destroy_args.executable = get_args.executable;
   if (PJRT_Error* destroy_error = api->PJRT_Executable_Destroy(&destroy_args)) {
     ConsumeError(api, destroy_error);
   }
   internal::CheckPjrt(api, error, "PJRT_Executable_NumOutputs");
-  return outputs_args.num_outputs;
+  return std::make_shared<Executable>(loaded, num_replicas, outputs_args.num_outputs, memory_needed);
 }
 
 // Wraps an execution output, reading its element type and shape from PJRT. Does not take
@@ -439,14 +455,12 @@ ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas,
   args.compile_options_size = options.size();
   PJRT_CALL(api_, PJRT_Client_Compile, args);
 
-  std::size_t num_outputs = 0;
   try {
-    num_outputs = QueryNumOutputs(api_, args.executable);
+    return Describe(api_, args.executable, num_replicas);
   } catch (...) {
     DestroyLoadedExecutable(api_, args.executable);
     throw;
   }
-  return std::make_shared<Executable>(args.executable, num_replicas, num_outputs);
 }
 
 std::string Client::SerializeExecutable(const Executable& executable) {
@@ -471,14 +485,12 @@ ExecutablePtr Client::DeserializeExecutable(const std::string& bytes, int num_re
   args.serialized_executable = bytes.data();
   args.serialized_executable_size = bytes.size();
   PJRT_CALL(api_, PJRT_Executable_DeserializeAndLoad, args);
-  std::size_t num_outputs = 0;
   try {
-    num_outputs = QueryNumOutputs(api_, args.loaded_executable);
+    return Describe(api_, args.loaded_executable, num_replicas);
   } catch (...) {
     DestroyLoadedExecutable(api_, args.loaded_executable);
     throw;
   }
-  return std::make_shared<Executable>(args.loaded_executable, num_replicas, num_outputs);
 }
 
 std::vector<std::vector<BufferPtr>> Client::Execute(
@@ -542,6 +554,8 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
       non_donatable.push_back(static_cast<int64_t>(i));
     }
   }
+  CheckMemoryFor(executable, devices);
+
   auto options = PJRT_ARGS(PJRT_ExecuteOptions);
   options.non_donatable_input_indices = non_donatable.data();
   options.num_non_donatable_input_indices = non_donatable.size();
@@ -586,6 +600,24 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
     throw;
   }
   return results;
+}
+
+// Executions that allocate less than this share of a device's memory run unchecked:
+// checking costs a read of the memory statistics (/proc/meminfo for the CPU device).
+constexpr int64_t kUncheckedShare = 8;
+
+void Client::CheckMemoryFor(const Executable& executable, const std::vector<int>& devices) {
+  const int64_t per_replica = executable.memory_needed();
+  if (per_replica <= 0) return;
+  // The CPU device's replicas share the host's memory; other devices have their own.
+  const int64_t needed = device_kind_ == "CPU" ? per_replica * static_cast<int64_t>(devices.size()) : per_replica;
+  MemoryInfo info = GetMemoryInfo(devices[0]);
+  if (info.bytes_limit <= 0 || needed < info.bytes_limit / kUncheckedShare) return;
+  const int64_t free = info.bytes_limit - info.bytes_in_use;
+  if (needed <= free) return;
+  throw RuntimeError("Out of memory: the computation needs " + std::to_string(needed) + " bytes on the " +
+                     device_kind_ + " device (its results and temporaries), " + std::to_string(free) +
+                     " of its " + std::to_string(info.bytes_limit) + " bytes are free");
 }
 
 // ---- queries and synchronisation -------------------------------------------------------

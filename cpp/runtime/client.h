@@ -54,18 +54,22 @@ using BufferPtr = std::shared_ptr<Buffer>;
 // A compiled, loaded executable.
 class Executable {
  public:
-  Executable(PJRT_LoadedExecutable* exe, int num_replicas, std::size_t num_outputs);
+  // `memory_needed`: bytes one replica's execution allocates (outputs and temporaries
+  // not aliased to its arguments), 0 when the plugin does not say.
+  Executable(PJRT_LoadedExecutable* exe, int num_replicas, std::size_t num_outputs, int64_t memory_needed = 0);
   ~Executable();
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
   PJRT_LoadedExecutable* pjrt() const { return exe_; }
   int num_replicas() const { return num_replicas_; }
   std::size_t num_outputs() const { return num_outputs_; }
+  int64_t memory_needed() const { return memory_needed_; }
 
  private:
   PJRT_LoadedExecutable* exe_;
   int num_replicas_;
   std::size_t num_outputs_;
+  int64_t memory_needed_;
 };
 using ExecutablePtr = std::shared_ptr<Executable>;
 
@@ -141,7 +145,9 @@ class Client {
   const std::string& plugin_identity() const { return plugin_identity_; }
 
   // Enqueues an execution; returns the output buffers per replica at once (they become
-  // ready when the execution finishes). arguments[r] are the parameters of replica r,
+  // ready when the execution finishes). An execution whose allocations exceed the
+  // devices' free memory is refused with a RuntimeError that says how much it needs (the
+  // CPU device's memory is the host's: the kernel would otherwise kill the process). arguments[r] are the parameters of replica r,
   // which runs on devices[r]. Inputs listed in `donated` (argument indices) may be
   // consumed: their buffers must not be used afterwards. `release_after`: buffers the
   // caller is done with, held here until the execution has finished (pruned at a later
@@ -161,6 +167,9 @@ class Client {
  private:
   explicit Client(const ClientOptions& options);
   PJRT_Device* device(int index) const;
+  // Throws RuntimeError when an execution of `executable` on `devices` would allocate
+  // more than their free memory.
+  void CheckMemoryFor(const Executable& executable, const std::vector<int>& devices);
 
   const PJRT_Api* api_ = nullptr;
   PJRT_Client* client_ = nullptr;

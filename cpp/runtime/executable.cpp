@@ -5,8 +5,8 @@
 
 namespace torch_xla::runtime {
 
-Executable::Executable(PJRT_LoadedExecutable* exe, int num_replicas, std::size_t num_outputs)
-    : exe_(exe), num_replicas_(num_replicas), num_outputs_(num_outputs) {}
+Executable::Executable(PJRT_LoadedExecutable* exe, int num_replicas, std::size_t num_outputs, int64_t memory_needed)
+    : exe_(exe), num_replicas_(num_replicas), num_outputs_(num_outputs), memory_needed_(memory_needed) {}
 
 Executable::~Executable() {
   const PJRT_Api* api = internal::LiveApi();
