@@ -64,11 +64,20 @@ cdef extern from "aten/process_store.h" namespace "torch_xla":
                                  const string& host, int port) except +RaisePyError
 
 cdef extern from "aten/api.h" namespace "torch_xla":
+    cdef cppclass FallbackCaller:
+        string op
+        string caller
+        int64_t count
+    vector[FallbackCaller] FallbackCallers() except +RaisePyError
     int CurrentDevice() except +RaisePyError
     void SetCurrentDevice(int ordinal) except +RaisePyError
 
+cdef extern from "python_frames.h" namespace "torch_xla::python":
+    void InstallCallerProviders()
+
 cdef extern from "python_tensors.h" namespace "torch_xla::python":
     string GetStableHlo(PyObject* tensors) except +RaisePyError
+    string GetIrText(PyObject* tensors) except +RaisePyError
     object AllReduce(const string& reduce_type, PyObject* tensors, double scale,
                      const vector[vector[int64_t]]& groups) except +RaisePyError
     object AllGather(PyObject* tensor, int64_t dim, const vector[vector[int64_t]]& groups) except +RaisePyError
@@ -153,6 +162,19 @@ def _xla_clear_metrics():
 
 def _get_stablehlo(tensors):
     return GetStableHlo(<PyObject*>tensors).decode()
+
+def _get_xla_tensors_text(tensors):
+    """The IR graph of the tensors as text (with source lines when XLA_IR_DEBUG=1)."""
+    return GetIrText(<PyObject*>tensors).decode()
+
+# IR debugging (XLA_IR_DEBUG, XLA_HLO_DEBUG, XLA_SAVE_TENSORS_FILE, PT_XLA_DEBUG_LEVEL)
+# names the user's lines from the Python frames.
+InstallCallerProviders()
+
+def _xla_fallback_callers():
+    """(op, the user's line that called it, count) of the ops that ran on the CPU
+    fallback, recorded with PT_XLA_DEBUG_LEVEL >= 1."""
+    return [(c.op.decode(), c.caller.decode(), c.count) for c in FallbackCallers()]
 
 def _xla_current_device():
     """The calling thread's current XLA device ordinal (what 'xla' without an index means)."""

@@ -31,6 +31,7 @@ inline std::vector<at::Tensor> UnpackTensors(PyObject* sequence) {
 }
 
 inline std::string GetStableHlo(PyObject* tensors) { return torch_xla::GetStableHlo(UnpackTensors(tensors)); }
+inline std::string GetIrText(PyObject* tensors) { return torch_xla::GetIrText(UnpackTensors(tensors)); }
 
 inline at::Tensor UnpackTensor(PyObject* object) {
   if (!THPVariable_Check(object)) throw std::invalid_argument("expected a torch.Tensor");

@@ -61,6 +61,10 @@ def _configure_process_runtime():
 
 _configure_process_runtime()
 
+from .debug import _exit_reports  # noqa: E402
+
+_exit_reports.install()
+
 
 def device(n=None):
   """The XLA device `xla:n`; when n is None, the calling replica's device

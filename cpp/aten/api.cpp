@@ -58,6 +58,12 @@ std::string GetStableHlo(const std::vector<at::Tensor>& tensors) {
   return exec::GetStableHlo(xs);
 }
 
+std::string GetIrText(const std::vector<at::Tensor>& tensors) {
+  std::vector<XlaTensorPtr> xs;
+  for (const at::Tensor& t : tensors) xs.push_back(GetXlaTensor(t, "get_ir_text"));
+  return exec::GetIrText(xs);
+}
+
 void SetRngState(uint64_t seed, int ordinal) { SetRngSeed(OrdinalOf(XlaDeviceOf(ordinal)), seed); }
 
 uint64_t GetRngState(int ordinal) { return GetRngSeed(OrdinalOf(XlaDeviceOf(ordinal))); }

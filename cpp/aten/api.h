@@ -31,6 +31,17 @@ void WaitDeviceOps();
 
 // The StableHLO text of the pending graph computing these tensors.
 std::string GetStableHlo(const std::vector<at::Tensor>& tensors);
+// Its IR as text, each node with its source line when $XLA_IR_DEBUG=1.
+std::string GetIrText(const std::vector<at::Tensor>& tensors);
+
+// With PT_XLA_DEBUG_LEVEL >= 1: each op that ran on the CPU fallback, the user's line
+// that called it ("" when unknown) and how often.
+struct FallbackCaller {
+  std::string op;
+  std::string caller;
+  int64_t count;
+};
+std::vector<FallbackCaller> FallbackCallers();
 
 void SetRngState(uint64_t seed, int ordinal);
 uint64_t GetRngState(int ordinal);

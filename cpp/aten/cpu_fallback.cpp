@@ -10,11 +10,15 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
+#include "aten/api.h"
 #include "aten/bridge.h"
+#include "exec/graph_debug.h"
+#include "ir/debug_location.h"
 #include "runtime/metrics.h"
 
 namespace torch_xla {
@@ -27,6 +31,25 @@ metrics::Counter* FallbackCounter(const c10::OperatorName& name) {
   auto& slot = counters[name.name];  // "aten::nonzero" (overload names are not part of the counter)
   if (!slot) slot = metrics::GetCounter(name.name);
   return slot;
+}
+
+// With PT_XLA_DEBUG_LEVEL >= 1: how often each op ran on the CPU fallback, by the user's
+// line that called it.
+struct FallbackCallerCounts {
+  std::mutex mu;
+  std::map<std::pair<std::string, std::string>, int64_t> counts;
+};
+
+FallbackCallerCounts& CallerCounts() {
+  static FallbackCallerCounts* counts = new FallbackCallerCounts;
+  return *counts;
+}
+
+void RecordCaller(const c10::OperatorName& name) {
+  std::string caller = ir::CurrentCaller();
+  FallbackCallerCounts& c = CallerCounts();
+  std::lock_guard<std::mutex> lock(c.mu);
+  ++c.counts[{name.name, caller}];
 }
 
 at::Tensor ToCpu(const at::Tensor& t) { return IsXlaTensor(t) ? t.cpu() : t; }
@@ -50,6 +73,7 @@ bool IsWritten(const c10::FunctionSchema& schema, const c10::OperatorName& name,
 
 void XlaCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   FallbackCounter(op.operator_name())->Add();
+  if (exec::DebugLevel() >= 1) RecordCaller(op.operator_name());
   const c10::FunctionSchema& schema = op.schema();
   const std::size_t num_args = schema.arguments().size();
   const std::size_t args_begin = stack->size() - num_args;
@@ -136,4 +160,13 @@ void XlaCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 TORCH_LIBRARY_IMPL(_, XLA, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&XlaCpuFallback>()); }
 
 }  // namespace
+
+std::vector<FallbackCaller> FallbackCallers() {
+  FallbackCallerCounts& c = CallerCounts();
+  std::lock_guard<std::mutex> lock(c.mu);
+  std::vector<FallbackCaller> out;
+  for (const auto& [key, count] : c.counts) out.push_back(FallbackCaller{key.first, key.second, count});
+  return out;
+}
+
 }  // namespace torch_xla

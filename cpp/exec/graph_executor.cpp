@@ -14,8 +14,10 @@
 #include <string>
 #include <unordered_map>
 
+#include "exec/graph_debug.h"
 #include "exec/replication.h"
 #include "ir/builder_collectives.h"
+#include "ir/debug_location.h"
 #include "lowering/lowering_context.h"
 #include "runtime/metrics.h"
 #include "runtime/persistent_cache.h"
@@ -128,6 +130,7 @@ std::vector<int64_t> AssignDonations(PostOrderGraph& g, const std::vector<bool>&
 
 std::string Lower(const PostOrderGraph& g, int num_replicas) {
   lowering::LoweringContext ctx;
+  const bool hlo_debug = ir::HloDebug();
   std::vector<lowering::Ssa> params(g.parameters.size());
   for (std::size_t i = 0; i < g.parameters.size(); ++i)
     params[i] = ctx.AddParameter(g.parameters[i]->shape(), g.aliased_output[i]);
@@ -139,6 +142,7 @@ std::string Lower(const PostOrderGraph& g, int num_replicas) {
     }
     lowering::LowerFn fn = lowering::FindLowering(node->op());
     if (!fn) throw std::runtime_error("no lowering rule for IR op " + node->ToString());
+    if (hlo_debug) ctx.SetLocation(node->location());
     operands.clear();
     for (const Value& v : node->operands()) operands.push_back(ctx.Lookup(v));
     std::vector<lowering::Ssa> outs = fn(ctx, *node, operands);
@@ -234,6 +238,12 @@ runtime::CacheKey PersistentKey(const std::string& module, const std::vector<int
 runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const std::vector<int>& replica_devices) {
   return Cache().GetOrCompile(key, [&] {
     const int replicas = static_cast<int>(replica_devices.size());
+    if (DebugLevel() >= 1) {
+      std::vector<std::string> inputs, outputs;
+      for (const Node* p : g.parameters) inputs.push_back(p->shape().ToString());
+      for (const Value& r : g.roots) outputs.push_back(r.shape().ToString());
+      ExplainCompilation(g.hash, inputs, outputs, g.nodes.size());
+    }
     std::string module = Lower(g, replicas);
     runtime::Client& client = runtime::Client::Get();
     std::shared_ptr<runtime::PersistentCache> disk = runtime::ActivePersistentCache();
@@ -481,11 +491,17 @@ std::optional<Launch> StartGraph(int device, const std::vector<XlaTensorPtr>& te
   std::vector<Value> roots = CollectRoots(tensors, &launch.root_of);
   PostOrderGraph g = BuildGraph(roots);
   g.roots = std::move(roots);
+  launch.replication = g.collectives.empty() ? nullptr : ReplicationOf(device);
+  if (SavingGraphs()) {
+    SaveGraph(g.hash, [&](const std::string& format) {
+      if (format == "stablehlo") return Lower(g, launch.replication ? launch.replication->size() : 1);
+      return format == "dot" ? GraphDot(g.nodes, g.roots) : GraphText(g.nodes, g.roots);
+    });
+  }
   if (g.collectives.empty()) {
     LaunchSingle(device, g, launch.tensors, launch.root_of, all_pending);
     return std::nullopt;
   }
-  launch.replication = ReplicationOf(device);
   if (!launch.replication) {
     throw std::runtime_error("the graph of xla:" + std::to_string(device) + " has collective ops (" +
                              g.collectives[0]->ToString() +
@@ -567,6 +583,13 @@ std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors) {
   int num_replicas = 1;
   if (!g.collectives.empty()) num_replicas = static_cast<int>(ir::CollectiveAttrs::From(g.collectives[0]->attrs()).num_replicas);
   return Lower(g, num_replicas);
+}
+
+std::string GetIrText(const std::vector<XlaTensorPtr>& tensors) {
+  std::vector<Value> roots;
+  for (const XlaTensorPtr& t : tensors) roots.push_back(t->GetIrValue());
+  PostOrderGraph g = BuildGraph(roots);
+  return GraphText(g.nodes, roots);
 }
 
 std::size_t CachedComputationCount() { return Cache().size(); }

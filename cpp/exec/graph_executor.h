@@ -24,6 +24,9 @@ void SyncAll(bool wait);
 void SyncTensors(const std::vector<XlaTensorPtr>& tensors);
 // The StableHLO module that computing these tensors would compile.
 std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors);
+// The IR graph of these tensors as text (exec/graph_debug.h), with each node's source
+// line under IR debugging.
+std::string GetIrText(const std::vector<XlaTensorPtr>& tensors);
 // Number of computations in the cache.
 std::size_t CachedComputationCount();
 

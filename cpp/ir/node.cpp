@@ -1,5 +1,7 @@
 #include "ir/node.h"
 
+#include "ir/debug_location.h"
+
 namespace torch_xla::ir {
 namespace {
 
@@ -34,6 +36,12 @@ Node::Node(OpKind op, std::vector<Value> operands, std::vector<Shape> shapes, At
   for (const Shape& s : shapes_) h = HashCombine(h, HashShape(s));
   for (const Value& v : operands_) h = HashCombine(h, v.hash());
   hash_ = h;
+  if (IrDebug()) location_ = std::make_shared<const std::string>(CurrentCaller());
+}
+
+const std::string& Node::location() const {
+  static const std::string none;
+  return location_ ? *location_ : none;
 }
 
 Node::Node(OpKind op, Shape shape, LeafKind kind) : op_(op), leaf_kind_(kind) {

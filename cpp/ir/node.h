@@ -68,6 +68,9 @@ class Node {
 
   // "aten::add(f32[2,3], f32[2,3]) -> f32[2,3]", for error messages and debug dumps.
   std::string ToString() const;
+  // Where the user's program made the node (ir/debug_location.h), or "" when IR debugging
+  // is off.
+  const std::string& location() const;
 
   // Graph walks mark the nodes they reach with their own walk number instead of keeping
   // a set of visited nodes (a step's graph has thousands; the set allocated per node).
@@ -97,6 +100,7 @@ class Node {
   runtime::BufferPtr buffer_;
   double scalar_ = 0;
   mutable uint64_t visited_by_walk_ = 0;
+  std::shared_ptr<const std::string> location_;  // only with IR debugging
 };
 
 inline const Shape& Value::shape() const { return node->shape(index); }

@@ -182,6 +182,7 @@ std::vector<Ssa> LoweringContext::EmitWithRegion(std::string_view op, const std:
     AppendTypes(body_, results);
     body_ += ")";
   }
+  body_ += location_;
   body_ += "\n";
   if (results.size() > 1) {
     for (std::size_t i = 0; i < results.size(); ++i)
@@ -211,6 +212,34 @@ std::string LoweringContext::BinaryRegion(std::string_view op, ElementType type)
   s += "        " + r + " = \"" + std::string(op) + "\"(" + a + ", " + b + ") : (" + t + ", " + t + ") -> " + t + "\n";
   s += "        \"stablehlo.return\"(" + r + ") : (" + t + ") -> ()\n";
   return s;
+}
+
+namespace {
+
+std::string Quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+// "path:12 (function)" becomes loc("function"("path":12:1)): a name and a file line,
+// which XLA keeps as the operation's op_name and source_file/source_line metadata.
+void LoweringContext::SetLocation(const std::string& location) {
+  location_.clear();
+  if (location.empty()) return;
+  std::size_t open = location.rfind(" (");
+  std::string where = open == std::string::npos ? location : location.substr(0, open);
+  std::string name = open == std::string::npos ? "" : location.substr(open + 2, location.size() - open - 3);
+  std::size_t colon = where.rfind(':');
+  std::string file = colon == std::string::npos ? where : where.substr(0, colon);
+  std::string line = colon == std::string::npos ? "0" : where.substr(colon + 1);
+  if (line.empty() || line.find_first_not_of("0123456789") != std::string::npos) line = "0";
+  location_ = " loc(" + Quoted(name.empty() ? where : name) + "(" + Quoted(file) + ":" + line + ":1))";
 }
 
 void LoweringContext::Bind(const Node* node, uint32_t index, Ssa ssa) { bound_[ValueKey{node, index}] = ssa; }

@@ -51,6 +51,10 @@ class LoweringContext {
   bool IsParameter(Ssa v) const;
   const std::string& Name(Ssa v) const { return names_[v.id]; }
 
+  // The source location ("file.py:12 (function)", ir/debug_location.h) that operations
+  // emitted from now on carry as MLIR locations; "" for none.
+  void SetLocation(const std::string& location);
+
   void Bind(const Node* node, uint32_t index, Ssa ssa);
   Ssa Lookup(const Value& value) const;
 
@@ -66,6 +70,7 @@ class LoweringContext {
   std::vector<Ssa> parameters_;
   std::vector<int> parameter_aliases_;  // aliased output per parameter, or -1
   std::string body_;
+  std::string location_;  // " loc(...)" appended to each operation, or ""
   int region_counter_ = 0;
   struct ValueKey {
     const Node* node;
