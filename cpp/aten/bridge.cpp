@@ -1,5 +1,8 @@
 #include "aten/bridge.h"
 
+#include <cstdlib>
+#include <string>
+
 #include <ATen/FunctionalTensorWrapper.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -11,18 +14,53 @@ namespace torch_xla {
 
 using runtime::ElementType;
 
+namespace {
+
+// The precision modes of the API guide, read from the environment at the first tensor:
+// XLA_USE_BF16 stores float32 and float64 tensors as bfloat16 on the device,
+// XLA_DOWNCAST_BF16 float32 as bfloat16 and float64 as float32, XLA_USE_32BIT_LONG int64
+// as int32. Tensors keep reporting the dtype PyTorch gave them and come back to the CPU
+// in it: the device type is a function of the dtype, and the reported dtype the inverse
+// function of the device type (so, as in torch_xla, a bfloat16 tensor made under
+// XLA_USE_BF16 reports float32 too).
+struct PrecisionMode {
+  bool use_bf16 = false;
+  bool downcast_bf16 = false;
+  bool use_32bit_long = false;
+};
+
+bool EnvFlag(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' && std::string(value) != "0";
+}
+
+const PrecisionMode& CurrentPrecisionMode() {
+  static const PrecisionMode mode = [] {
+    PrecisionMode m;
+    m.use_bf16 = EnvFlag("XLA_USE_BF16");
+    m.downcast_bf16 = !m.use_bf16 && EnvFlag("XLA_DOWNCAST_BF16");
+    m.use_32bit_long = EnvFlag("XLA_USE_32BIT_LONG");
+    return m;
+  }();
+  return mode;
+}
+
+}  // namespace
+
 ElementType ElementTypeOf(at::ScalarType type) {
+  const PrecisionMode& mode = CurrentPrecisionMode();
   switch (type) {
     case at::kBool: return ElementType::kPred;
     case at::kByte: return ElementType::kU8;
     case at::kChar: return ElementType::kS8;
     case at::kShort: return ElementType::kS16;
     case at::kInt: return ElementType::kS32;
-    case at::kLong: return ElementType::kS64;
+    case at::kLong: return mode.use_32bit_long ? ElementType::kS32 : ElementType::kS64;
     case at::kHalf: return ElementType::kF16;
     case at::kBFloat16: return ElementType::kBF16;
-    case at::kFloat: return ElementType::kF32;
-    case at::kDouble: return ElementType::kF64;
+    case at::kFloat: return mode.use_bf16 || mode.downcast_bf16 ? ElementType::kBF16 : ElementType::kF32;
+    case at::kDouble:
+      return mode.use_bf16 ? ElementType::kBF16 : mode.downcast_bf16 ? ElementType::kF32 : ElementType::kF64;
     case at::kComplexFloat: return ElementType::kC64;
     case at::kComplexDouble: return ElementType::kC128;
     case at::kUInt16: return ElementType::kU16;
@@ -34,6 +72,16 @@ ElementType ElementTypeOf(at::ScalarType type) {
 }
 
 at::ScalarType ScalarTypeOf(ElementType type) {
+  const PrecisionMode& mode = CurrentPrecisionMode();
+  switch (type) {
+    case ElementType::kBF16: return mode.use_bf16 || mode.downcast_bf16 ? at::kFloat : at::kBFloat16;
+    case ElementType::kF32: return mode.downcast_bf16 ? at::kDouble : at::kFloat;
+    case ElementType::kS32: return mode.use_32bit_long ? at::kLong : at::kInt;
+    default: return DeviceScalarTypeOf(type);
+  }
+}
+
+at::ScalarType DeviceScalarTypeOf(ElementType type) {
   switch (type) {
     case ElementType::kPred: return at::kBool;
     case ElementType::kU8: return at::kByte;

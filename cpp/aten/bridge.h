@@ -9,8 +9,14 @@
 
 namespace torch_xla {
 
+// The device element type of a PyTorch dtype, and the dtype a tensor of a device element
+// type reports. Both follow the precision mode (XLA_USE_BF16, XLA_DOWNCAST_BF16,
+// XLA_USE_32BIT_LONG): under XLA_USE_BF16 float32 is bf16 on the device and bf16 reports
+// float32. Without a mode they are exact inverses.
 runtime::ElementType ElementTypeOf(at::ScalarType type);
 at::ScalarType ScalarTypeOf(runtime::ElementType type);
+// The dtype whose bytes are the device's elements, whatever the mode: for raw buffers.
+at::ScalarType DeviceScalarTypeOf(runtime::ElementType type);
 c10::Device XlaDeviceOf(int ordinal);
 // The ordinal of an XLA device; the default device for an unspecified index.
 int OrdinalOf(const c10::Device& device);

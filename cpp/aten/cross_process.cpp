@@ -35,7 +35,7 @@ void RecordFailure(const std::string& message) {
 }
 
 at::Tensor Wrap(const runtime::HostBuffer& buffer) {
-  return at::from_blob(buffer.data, buffer.dims, at::TensorOptions().dtype(ScalarTypeOf(buffer.type)));
+  return at::from_blob(buffer.data, buffer.dims, at::TensorOptions().dtype(DeviceScalarTypeOf(buffer.type)));
 }
 
 // `rows` [n, ...] reduced over dimension 0, in their own dtype.

@@ -21,7 +21,7 @@ namespace torch_xla {
 namespace {
 
 at::Tensor Wrap(const runtime::HostBuffer& b) {
-  return at::from_blob(b.data, b.dims, at::TensorOptions().dtype(ScalarTypeOf(b.type)).device(at::kCPU));
+  return at::from_blob(b.data, b.dims, at::TensorOptions().dtype(DeviceScalarTypeOf(b.type)).device(at::kCPU));
 }
 
 // The convolution's parameters, from the kernel's config: [what, n, stride (n), padding

@@ -12,24 +12,33 @@ at::Tensor ToCpuTensor(const XlaTensorPtr& tensor) {
   exec::SyncTensors({tensor});
   runtime::BufferPtr buffer = tensor->buffer();
   const ir::Shape& shape = tensor->shape();
-  at::Tensor out = at::empty(shape.dims, at::TensorOptions().dtype(ScalarTypeOf(shape.type)));
-  if (out.numel() == 0) return out;
-  static metrics::Metric* timer_metric = metrics::GetMetric("TransferFromDeviceTime");
-  metrics::ScopedTimer timer(timer_metric);
-  runtime::Client::Get().TransferFromDevice(*buffer, out.data_ptr(), out.nbytes());
-  return out;
+  // The bytes arrive in the device's element type; the caller gets the dtype the tensor
+  // reports (they differ only under a precision mode such as XLA_USE_BF16).
+  at::ScalarType reported = ScalarTypeOf(shape.type);
+  at::Tensor out = at::empty(shape.dims, at::TensorOptions().dtype(DeviceScalarTypeOf(shape.type)));
+  if (out.numel() != 0) {
+    static metrics::Metric* timer_metric = metrics::GetMetric("TransferFromDeviceTime");
+    metrics::ScopedTimer timer(timer_metric);
+    runtime::Client::Get().TransferFromDevice(*buffer, out.data_ptr(), out.nbytes());
+  }
+  return out.scalar_type() == reported ? out : out.to(reported);
 }
 
 XlaTensorPtr FromCpuTensor(const at::Tensor& cpu, int device) {
   TORCH_CHECK(cpu.device().is_cpu(), "expected a CPU tensor, got ", cpu.device());
   at::Tensor src = cpu.is_conj() ? cpu.resolve_conj() : cpu;
   src = src.is_neg() ? src.resolve_neg() : src;
+  // Under a precision mode the device holds another element type than the dtype (float32
+  // as bf16 under XLA_USE_BF16): convert on the host, where the bytes are.
+  runtime::ElementType device_type = ElementTypeOf(src.scalar_type());
+  at::ScalarType device_dtype = DeviceScalarTypeOf(device_type);
+  if (src.scalar_type() != device_dtype) src = src.to(device_dtype);
   src = src.contiguous();
   std::vector<int64_t> dims(src.sizes().begin(), src.sizes().end());
   static metrics::Metric* timer_metric = metrics::GetMetric("TransferToDeviceTime");
   metrics::ScopedTimer timer(timer_metric);
   runtime::BufferPtr buffer =
-      runtime::Client::Get().TransferToDevice(src.data_ptr(), ElementTypeOf(src.scalar_type()), dims, device);
+      runtime::Client::Get().TransferToDevice(src.data_ptr(), device_type, dims, device);
   return XlaTensor::FromBuffer(std::move(buffer));
 }
 

@@ -1,0 +1,45 @@
+// torch.autocast('xla'): PyTorch routes every op on an XLA tensor through the AutocastXLA
+// key while autocast is enabled, and ships no kernels for it. Ops not named below fall
+// through to the XLA kernels unchanged; the named ones take PyTorch's own op lists and
+// cast policies (the lists CUDA uses), so a script mixes precision on the device exactly
+// as it would on a GPU: matmuls and convolutions in the autocast dtype (bfloat16 by
+// default on XLA), reductions, norms and losses in float32, mixed-input ops promoted.
+#include <ATen/autocast_mode.h>
+#include <torch/library.h>
+
+namespace torch_xla {
+namespace {
+
+// PyTorch's op lists spell signatures with unqualified ATen names.
+using at::Scalar;
+using at::ScalarType;
+using at::Tensor;
+using c10::IntArrayRef;
+
+TORCH_LIBRARY_IMPL(_, AutocastXLA, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
+
+TORCH_LIBRARY_IMPL(aten, AutocastXLA, m) {
+#define XLA_AUTOCAST_LOWER_PRECISION(...) KERNEL(c10::DeviceType::XLA, __VA_ARGS__, lower_precision_fp)
+#define XLA_AUTOCAST_FP32(...) KERNEL(c10::DeviceType::XLA, __VA_ARGS__, fp32)
+#define XLA_AUTOCAST_FP32_SET_OPT_DTYPE(...) KERNEL(c10::DeviceType::XLA, __VA_ARGS__, fp32_set_opt_dtype)
+#define XLA_AUTOCAST_PROMOTE(...) KERNEL(c10::DeviceType::XLA, __VA_ARGS__, promote)
+#define XLA_AUTOCAST_DIFFERENT_SIGNATURE(REDISPATCH_FUNC, REGISTER_NAME, REGISTER_SIGNATURE,        \
+                                         REDISPATCH_SIGNATURE, POLICY)                              \
+  KERNEL_DIFFERENT_REDISPATCH_SIGNATURE(c10::DeviceType::XLA, REDISPATCH_FUNC, REGISTER_NAME,       \
+                                        REGISTER_SIGNATURE, REDISPATCH_SIGNATURE, POLICY)
+
+  AT_FORALL_LOWER_PRECISION_FP(XLA_AUTOCAST_LOWER_PRECISION)
+  AT_FORALL_FP32(XLA_AUTOCAST_FP32)
+  AT_FORALL_FP32_SET_OPT_DTYPE(XLA_AUTOCAST_FP32_SET_OPT_DTYPE)
+  AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(XLA_AUTOCAST_DIFFERENT_SIGNATURE)
+  AT_FORALL_PROMOTE(XLA_AUTOCAST_PROMOTE)
+
+#undef XLA_AUTOCAST_LOWER_PRECISION
+#undef XLA_AUTOCAST_FP32
+#undef XLA_AUTOCAST_FP32_SET_OPT_DTYPE
+#undef XLA_AUTOCAST_PROMOTE
+#undef XLA_AUTOCAST_DIFFERENT_SIGNATURE
+}
+
+}  // namespace
+}  // namespace torch_xla
