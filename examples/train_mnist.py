@@ -12,11 +12,11 @@ depend on the images, so the loss falls as the network learns.
 import argparse
 import os
 import sys
-import time
 
 import torch
 import torch.nn as nn
 import torch.optim as optim
+from tqdm import tqdm
 
 sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))
 import torch_xla  # noqa: E402
@@ -41,14 +41,6 @@ def synthetic_mnist(batches, batch_size, seed=0):
   return data
 
 
-def progress(step, total, loss, elapsed):
-  width = 30
-  done = int(width * step / total)
-  sys.stdout.write('\r[{}{}] {}/{} loss {:.4f} {:.1f} ms/step'.format(
-      '#' * done, '.' * (width - done), step, total, loss, 1000 * elapsed / max(step, 1)))
-  sys.stdout.flush()
-
-
 def train_replica(index, args, model_wrapper, losses):
   device = xm.xla_device()
   count = xm.xrt_world_size()
@@ -64,17 +56,25 @@ def train_replica(index, args, model_wrapper, losses):
   loss_fn = nn.NLLLoss()
   optimizer = optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
 
-  start = time.time()
+  master = xm.is_master_ordinal(local=False)
+  bar = tqdm(total=args.steps, unit='step', disable=not master, file=sys.stdout)
+
+  def report(step, loss):
+    losses.append(loss.item())
+    bar.update(step - bar.n)
+    bar.set_postfix(loss='{:.4f}'.format(losses[-1]))
+
   for step, (data, target) in enumerate(pl.MpDeviceLoader(shares, device), 1):
     optimizer.zero_grad()
     output = model(data)
     loss = loss_fn(output, target)
     loss.backward()
     xm.optimizer_step(optimizer)
-    if xm.is_master_ordinal(local=False) and (step % 10 == 0 or step == args.steps):
+    if master and (step % 10 == 0 or step == args.steps):
       # Runs after the step's graph, when the loss is on the device already.
-      xm.add_step_closure(lambda s, l: (losses.append(l.item()), progress(s, args.steps, losses[-1], time.time() - start)),
-                          args=(step, loss))
+      xm.add_step_closure(report, args=(step, loss))
+  xm.mark_step()  # the last step's closure
+  bar.close()
 
 
 def main():
@@ -92,7 +92,6 @@ def main():
   losses = []
   xmp.spawn(train_replica, args=(args, model_wrapper, losses), nprocs=args.devices)
   if losses:  # the global master's process
-    print()
     print('{} replica(s); first logged loss {:.4f}, last loss {:.4f}'.format(args.replicas, losses[0], losses[-1]))
     print(met.short_metrics_report())
 

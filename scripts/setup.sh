@@ -16,7 +16,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 # torch is pinned: the CPU build of 2.13.0 is what the project builds against.
-python3 -m pip install -q "torch==2.13.0" numpy xla-cpu-pjrt \
+python3 -m pip install -q "torch==2.13.0" numpy xla-cpu-pjrt fsspec protobuf google-crc32c tqdm \
   "scikit-build-core>=0.10" "cython>=3.0" ninja pytest scikit-learn
 # The C++ tests are built here (googletest is installed above); a plain `pip install .`
 # builds them only where googletest is found.

@@ -5,12 +5,9 @@ xla_model._xlac with a fake recording the calls.
 """
 
 import collections
-import gzip
 import os
-import struct
 import threading
 import time
-import zlib
 
 import pytest
 import torch
@@ -21,8 +18,7 @@ from torch_xla.core import _replica
 from torch_xla.distributed import data_parallel as dp
 from torch_xla.distributed import parallel_loader as pl
 from torch_xla.distributed import xla_multiprocessing as xmp
-from torch_xla.utils import cached_dataset, gcsfs, serialization
-from torch_xla.utils import tf_record_reader
+from torch_xla.utils import serialization
 from torch_xla.utils import utils as xu
 
 
@@ -109,114 +105,6 @@ def test_xm_save_cpu_tensors(tmp_path):
   loaded = torch.load(path)
   assert set(loaded) == {'weight', 'bias'}
   assert torch.equal(loaded['weight'], model.weight.detach())
-
-
-# ----------------------------------------------------------- cached dataset
-
-
-class CountingDataset(torch.utils.data.Dataset):
-
-  def __init__(self, n):
-    self.n = n
-    self.fetches = 0
-
-  def __len__(self):
-    return self.n
-
-  def __getitem__(self, i):
-    self.fetches += 1
-    return torch.full((2, 2), float(i)), i % 3
-
-
-@pytest.mark.parametrize('compress', [True, False])
-def test_cached_dataset(tmp_path, compress):
-  source = CountingDataset(7)
-  path = str(tmp_path / 'cache')
-  ds = cached_dataset.CachedDataset(source, path, max_files_per_folder=3,
-                                    compress=compress)
-  assert len(ds) == 7
-  sample, label = ds[4]
-  assert torch.equal(sample, torch.full((2, 2), 4.0)) and label == 1
-  assert source.fetches == 1
-  ds[4]
-  assert source.fetches == 1  # served from the cache file
-  ext = '.pt.gz' if compress else '.pt'
-  assert os.path.exists(os.path.join(path, '1', '4' + ext))
-  if compress:
-    raw = open(os.path.join(path, '1', '4' + ext), 'rb').read()
-    assert raw[:2] == b'\x1f\x8b'  # gzip magic
-
-  ds.warmup()
-  assert source.fetches == 7
-  assert sorted(os.listdir(path)) == ['0', '1', '2', 'METADATA']
-
-  # A fully cached folder works without the original dataset.
-  offline = cached_dataset.CachedDataset(None, path)
-  assert len(offline) == 7
-  for i in range(7):
-    sample, label = offline[i]
-    assert sample[0, 0].item() == float(i) and label == i % 3
-  assert offline[-1][1] == 6 % 3
-  with pytest.raises(IndexError):
-    offline[7]
-
-
-def test_cached_dataset_without_cache_fails(tmp_path):
-  with pytest.raises(FileNotFoundError):
-    cached_dataset.CachedDataset(None, str(tmp_path / 'missing'))
-
-
-# --------------------------------------------------------- tf record reader
-
-
-def _record(data):
-  length = struct.pack('<Q', len(data))
-  return (length + struct.pack('<I', tf_record_reader.masked_crc32c(length)) +
-          data + struct.pack('<I', tf_record_reader.masked_crc32c(data)))
-
-
-RECORDS = [b'first', b'', b'\x00\x01\x02' * 1000, b'last record']
-
-
-def test_crc32c_known_values():
-  # Check values of CRC-32C (RFC 3720 appendix B.4 and the usual check input).
-  assert tf_record_reader.crc32c(b'123456789') == 0xE3069283
-  assert tf_record_reader.crc32c(bytes(32)) == 0x8A9136AA
-  assert tf_record_reader.crc32c(b'\xff' * 32) == 0x62A8AB43
-
-
-@pytest.mark.parametrize('compression', ['', 'GZIP', 'ZLIB'])
-def test_tf_record_reader(tmp_path, compression):
-  payload = b''.join(_record(r) for r in RECORDS)
-  if compression == 'GZIP':
-    payload = gzip.compress(payload)
-  elif compression == 'ZLIB':
-    payload = zlib.compress(payload)
-  path = str(tmp_path / 'data.tfrecord')
-  with open(path, 'wb') as f:
-    f.write(payload)
-  with tf_record_reader.TfRecordReader(path, compression=compression,
-                                       buffer_size=64,
-                                       check_data_crc=True) as reader:
-    assert list(reader) == RECORDS
-    assert reader.read() is None
-
-
-def test_tf_record_reader_detects_corruption(tmp_path):
-  path = str(tmp_path / 'bad.tfrecord')
-  good = _record(b'payload')
-  with open(path, 'wb') as f:
-    f.write(good[:12] + b'PAYLOAD' + good[19:])
-  reader = tf_record_reader.TfRecordReader(path, check_data_crc=True)
-  with pytest.raises(ValueError, match='CRC'):
-    reader.read()
-  reader.close()
-  with open(path, 'wb') as f:
-    f.write(good[:-2])
-  reader = tf_record_reader.TfRecordReader(path)
-  with pytest.raises(EOFError):
-    reader.read()
-  reader.close()
 
 
 # ------------------------------------------------------------------ utils
@@ -311,27 +199,6 @@ def test_nms_output_size_truncates():
   assert indices.tolist() == [0, 2] and num_valid.item() == 2
   indices, num_valid = xf.nms(boxes, scores, 0.65, 0.5, 4)
   assert indices.tolist() == [0, 2, 0, 0] and num_valid.item() == 2
-
-
-# ------------------------------------------------------------------ gcsfs
-
-
-def test_gcsfs_local_paths(tmp_path):
-  path = str(tmp_path / 'a' / 'b' / 'f.txt')
-  assert not gcsfs.is_gcs_path(path)
-  assert gcsfs.is_gcs_path('gs://bucket/x')
-  gcsfs.generic_write('hello', path, makedirs=True)
-  assert gcsfs.generic_read(path) == b'hello'
-  gcsfs.generic_write(b'\x00\x01', path)
-  assert gcsfs.generic_read(path) == b'\x00\x01'
-  with gcsfs.generic_open(path, 'rb') as src:
-    copy = str(tmp_path / 'copy.bin')
-    gcsfs.generic_write(src, copy)
-  assert gcsfs.generic_read(copy) == b'\x00\x01'
-  with pytest.raises(gcsfs.GcsNotSupportedError):
-    gcsfs.generic_read('gs://bucket/x')
-  with pytest.raises(gcsfs.GcsNotSupportedError):
-    gcsfs.read('gs://bucket/x')
 
 
 # ------------------------------------- xla_model single-replica semantics

@@ -4,7 +4,8 @@ Layout under `path`:
   METADATA                  JSON: count, compress, max_files_per_folder
   <index // max_files_per_folder>/<index>.pt[.gz]
 Once fully cached (see warmup()) the folder can be moved to another machine
-and used with data_set=None.
+and used with data_set=None. `path` is a local folder or any fsspec URL (gs://BUCKET/DIR
+through gcsfs, memory://, ...), shared by every machine that reads it.
 """
 
 import gzip
@@ -14,6 +15,7 @@ import os
 import tempfile
 
 import torch
+from fsspec.implementations.local import LocalFileSystem
 
 from torch_xla.utils import gcsfs
 
@@ -30,25 +32,23 @@ class CachedDataset(torch.utils.data.Dataset):
   """
 
   def __init__(self, data_set, path, max_files_per_folder=1000, compress=True):
-    if gcsfs.is_gcs_path(path):
-      raise gcsfs.GcsNotSupportedError(
-          f'cannot cache into {path}: GCS is not supported by this build')
     self._data_set = data_set
     self._path = path
-    metadata_path = os.path.join(path, _METADATA_FILE)
+    self._fs, self._root = gcsfs.filesystem(path)
+    metadata_path = self._join(_METADATA_FILE)
     if data_set is None:
-      if not os.path.exists(metadata_path):
+      if not self._fs.exists(metadata_path):
         raise FileNotFoundError(
-            f'{metadata_path} missing: a CachedDataset without a data_set '
+            f'{path}/{_METADATA_FILE} missing: a CachedDataset without a data_set '
             'needs a fully cached folder')
-      metadata = json.loads(gcsfs.generic_read(metadata_path))
+      metadata = json.loads(self._fs.cat_file(metadata_path))
     else:
       metadata = {
           'count': len(data_set),
           'compress': bool(compress),
           'max_files_per_folder': int(max_files_per_folder),
       }
-      _atomic_write(metadata_path, json.dumps(metadata).encode())
+      self._write(metadata_path, json.dumps(metadata).encode())
     self._count = metadata['count']
     self._compress = metadata['compress']
     self._max_files_per_folder = metadata['max_files_per_folder']
@@ -56,10 +56,19 @@ class CachedDataset(torch.utils.data.Dataset):
   def __len__(self):
     return self._count
 
+  def _join(self, *parts):
+    return '/'.join((self._root.rstrip('/'),) + parts)
+
   def _sample_path(self, index):
     folder = str(index // self._max_files_per_folder)
     ext = '.pt.gz' if self._compress else '.pt'
-    return os.path.join(self._path, folder, f'{index}{ext}')
+    return self._join(folder, f'{index}{ext}')
+
+  def _write(self, path, data):
+    if isinstance(self._fs, LocalFileSystem):
+      _atomic_write(path, data)
+    else:
+      self._fs.pipe_file(path, data)  # an object store's writes are whole objects
 
   def _store(self, index, sample):
     buffer = io.BytesIO()
@@ -67,10 +76,10 @@ class CachedDataset(torch.utils.data.Dataset):
     data = buffer.getvalue()
     if self._compress:
       data = gzip.compress(data)
-    _atomic_write(self._sample_path(index), data)
+    self._write(self._sample_path(index), data)
 
   def _load(self, sample_path):
-    data = gcsfs.generic_read(sample_path)
+    data = self._fs.cat_file(sample_path)
     if self._compress:
       data = gzip.decompress(data)
     return torch.load(io.BytesIO(data))
@@ -80,7 +89,7 @@ class CachedDataset(torch.utils.data.Dataset):
       raise IndexError(f'index {index} out of range for {self._count} samples')
     index %= self._count
     sample_path = self._sample_path(index)
-    if os.path.exists(sample_path):
+    if self._fs.exists(sample_path):
       return self._load(sample_path)
     if self._data_set is None:
       raise FileNotFoundError(f'sample {index} is not cached ({sample_path}) '
@@ -92,7 +101,7 @@ class CachedDataset(torch.utils.data.Dataset):
   def warmup(self):
     """Caches every sample not cached yet."""
     for index in range(self._count):
-      if not os.path.exists(self._sample_path(index)):
+      if not self._fs.exists(self._sample_path(index)):
         if self._data_set is None:
           raise FileNotFoundError(f'sample {index} is not cached and there is '
                                   'no data_set to compute it')
