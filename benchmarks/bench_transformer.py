@@ -18,18 +18,21 @@ from common import compare_training, report  # noqa: E402
 from transformer_model import TransformerLM, lm_loss  # noqa: E402
 
 
-def make_step(batch, seq, vocab):
+def make_step(batch, seq, vocab, compiled=False):
+  """make_step for compare_training; compiled=True: on the XLA device the model runs
+  through torch.compile('openxla')."""
 
   def build(device):
     torch.manual_seed(0)
     model = TransformerLM(vocab=vocab).train().to(device)
+    forward = torch.compile(model, backend='openxla') if compiled and device != 'cpu' else model
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     tokens = torch.randint(0, vocab, (batch, seq + 1))
 
     def step():
       data = tokens.to(device)
       opt.zero_grad()
-      loss = lm_loss(model(data[:, :-1]), data[:, 1:])
+      loss = lm_loss(forward(data[:, :-1]), data[:, 1:])
       loss.backward()
       opt.step()
 

@@ -44,9 +44,10 @@ def _fmt(v):
   return '{:.3f}'.format(v) if isinstance(v, float) else str(v)
 
 
-def classifier_step(model_class, input_size, classes):
+def classifier_step(model_class, input_size, classes, compiled=False):
   """make_step for compare_training: model_class() trained on one fixed batch of
-  `input_size` (batch first) with `classes` labels, NLL loss, SGD with momentum."""
+  `input_size` (batch first) with `classes` labels, NLL loss, SGD with momentum.
+  compiled=True: on the XLA device the model runs through torch.compile('openxla')."""
   import torch
   import torch.nn as nn
   import torch.optim as optim
@@ -54,6 +55,7 @@ def classifier_step(model_class, input_size, classes):
   def build(device):
     torch.manual_seed(0)
     model = model_class().train().to(device)
+    forward = torch.compile(model, backend='openxla') if compiled and device != 'cpu' else model
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
     loss_fn = nn.NLLLoss()
     data = torch.randn(*input_size)
@@ -61,7 +63,7 @@ def classifier_step(model_class, input_size, classes):
 
     def step():
       opt.zero_grad()
-      loss = loss_fn(model(data.to(device)), target.to(device))
+      loss = loss_fn(forward(data.to(device)), target.to(device))
       loss.backward()
       opt.step()
 

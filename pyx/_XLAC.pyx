@@ -78,6 +78,7 @@ cdef extern from "python_frames.h" namespace "torch_xla::python":
 cdef extern from "python_tensors.h" namespace "torch_xla::python":
     string GetStableHlo(PyObject* tensors) except +RaisePyError
     string GetIrText(PyObject* tensors) except +RaisePyError
+    void SyncTensors(PyObject* tensors, cbool wait) except +RaisePyError
     object AllReduce(const string& reduce_type, PyObject* tensors, double scale,
                      const vector[vector[int64_t]]& groups) except +RaisePyError
     object AllGather(PyObject* tensor, int64_t dim, const vector[vector[int64_t]]& groups) except +RaisePyError
@@ -114,6 +115,10 @@ def _xla_sync(devices=None, cbool wait=False):
         ordinals.push_back(int(d))
     with nogil:
         SyncDevices(ordinals, wait)
+
+def _xla_sync_tensors(tensors, cbool wait=False):
+    """Computes these tensors' pending values, and nothing else of the step."""
+    SyncTensors(<PyObject*>tensors, wait)
 
 def _xla_wait_device_ops():
     with nogil:

@@ -33,6 +33,19 @@ inline std::vector<at::Tensor> UnpackTensors(PyObject* sequence) {
 inline std::string GetStableHlo(PyObject* tensors) { return torch_xla::GetStableHlo(UnpackTensors(tensors)); }
 inline std::string GetIrText(PyObject* tensors) { return torch_xla::GetIrText(UnpackTensors(tensors)); }
 
+// Without the GIL while the graph runs: other replicas' threads may need it to arrive.
+inline void SyncTensors(PyObject* tensors, bool wait) {
+  std::vector<at::Tensor> unpacked = UnpackTensors(tensors);
+  PyThreadState* state = PyEval_SaveThread();
+  try {
+    torch_xla::SyncTensors(unpacked, wait);
+  } catch (...) {
+    PyEval_RestoreThread(state);
+    throw;
+  }
+  PyEval_RestoreThread(state);
+}
+
 inline at::Tensor UnpackTensor(PyObject* object) {
   if (!THPVariable_Check(object)) throw std::invalid_argument("expected a torch.Tensor");
   return THPVariable_Unpack(object);

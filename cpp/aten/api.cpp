@@ -50,6 +50,14 @@ void SyncDevices(const std::vector<int>& ordinals, bool wait) {
   exec::SyncDevices(devices, wait);
 }
 
+void SyncTensors(const std::vector<at::Tensor>& tensors, bool wait) {
+  CheckProcessesInStep();
+  std::vector<XlaTensorPtr> xs;
+  for (const at::Tensor& t : tensors) xs.push_back(GetXlaTensor(t, "sync_tensors"));
+  exec::SyncTensors(xs);
+  if (wait) runtime::Client::Get().WaitAll();
+}
+
 void WaitDeviceOps() { runtime::Client::Get().WaitAll(); }
 
 std::string GetStableHlo(const std::vector<at::Tensor>& tensors) {

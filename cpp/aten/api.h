@@ -26,6 +26,9 @@ void SetCurrentDevice(int ordinal);
 // replicated (aten/collectives.h).
 void Sync(bool wait = false);
 void SyncDevices(const std::vector<int>& ordinals, bool wait = false);
+// Computes these tensors' pending values (one compiled graph per device, the graph of
+// their IR only): what a compiled function's outputs need, without the rest of the step.
+void SyncTensors(const std::vector<at::Tensor>& tensors, bool wait = false);
 // Blocks until all enqueued device work has finished.
 void WaitDeviceOps();
 

@@ -367,6 +367,26 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_batch_
   });
 }
 
+// The forms of batch norm that AOTAutograd's decompositions (torch.compile) produce; the
+// running statistics, when given, are updated in place as native_batch_norm does.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::_native_batch_norm_legit(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    at::Tensor& running_mean, at::Tensor& running_var, bool training, double momentum, double eps) {
+  return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::_native_batch_norm_legit(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    bool training, double momentum, double eps) {
+  return native_batch_norm(input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::_native_batch_norm_legit_no_training(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    const at::Tensor& running_mean, const at::Tensor& running_var, double momentum, double eps) {
+  return native_batch_norm(input, weight, bias, running_mean, running_var, false, momentum, eps);
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::native_batch_norm_backward(
     const at::Tensor& grad_out, const at::Tensor& input, const std::optional<at::Tensor>& weight,
     const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
