@@ -227,6 +227,36 @@ def test_batch_norm_mixed_bf16_input_f32_params(training):
     assert_same(a, e, atol=5e-2)
 
 
+@pytest.mark.parametrize('dtype', FLOATS, ids=ids)
+def test_native_batch_norm_legit_forms(dtype):
+  """The batch norms of AOTAutograd's decompositions (torch.compile): with running stats
+  updated in place, without stats, and in evaluation mode."""
+  atol = 5e-2 if dtype == torch.bfloat16 else 1e-4
+  x, w, b, rm, rv = bn_case((4, 3, 5, 5), dtype, True, True, True)
+  aten = torch.ops.aten
+  for training in (True, False):
+    rm_c, rv_c, rm_x, rv_x = rm.clone(), rv.clone(), rm.to(DEV), rv.to(DEV)
+    expected = aten._native_batch_norm_legit(x, w, b, rm_c, rv_c, training, 0.2, 1e-5)
+    with lowered('native_batch_norm'):
+      actual = aten._native_batch_norm_legit(x.to(DEV), w.to(DEV), b.to(DEV), rm_x, rv_x, training, 0.2, 1e-5)
+    assert_same(actual[0], expected[0], atol=atol)
+    if training:
+      for a, e in zip(actual[1:], expected[1:]):
+        assert_same(a, e, atol=atol)
+    assert_same(rm_x, rm_c, atol=atol)
+    assert_same(rv_x, rv_c, atol=atol)
+  expected = aten._native_batch_norm_legit(x, w, b, True, 0.1, 1e-5)
+  with lowered('native_batch_norm'):
+    actual = aten._native_batch_norm_legit(x.to(DEV), w.to(DEV), b.to(DEV), True, 0.1, 1e-5)
+  for a, e in zip(actual, expected):
+    assert_same(a, e, atol=atol)
+  expected = aten._native_batch_norm_legit_no_training(x, w, b, rm, rv, 0.1, 1e-5)
+  with lowered('native_batch_norm'):
+    actual = aten._native_batch_norm_legit_no_training(x.to(DEV), w.to(DEV), b.to(DEV), rm.to(DEV), rv.to(DEV), 0.1,
+                                                       1e-5)
+  assert_same(actual[0], expected[0], atol=atol)
+
+
 def test_batch_norm_module_training_steps_running_stats():
   """A BatchNorm2d module trained for a few steps: running stats, num_batches_tracked,
   parameters and outputs match eager."""
@@ -334,4 +364,13 @@ COUNTER_CASES = {
     'native_batch_norm': (lambda: F.batch_norm(torch.randn(4, 3, 5, device=DEV), torch.zeros(3, device=DEV),
                                                torch.ones(3, device=DEV), training=True), 'native_batch_norm'),
     'native_batch_norm_backward': (_bn_backward_case, 'native_batch_norm_backward'),
+    '_native_batch_norm_legit': (lambda: torch.ops.aten._native_batch_norm_legit(
+        torch.randn(4, 3, 5, device=DEV), None, None, torch.zeros(3, device=DEV), torch.ones(3, device=DEV), True,
+        0.1, 1e-5), 'native_batch_norm'),
+    '_native_batch_norm_legit.no_stats': (lambda: torch.ops.aten._native_batch_norm_legit(
+        torch.randn(4, 3, 5, device=DEV), None, None, True, 0.1, 1e-5), 'native_batch_norm'),
+    '_native_batch_norm_legit_no_training': (lambda: torch.ops.aten._native_batch_norm_legit_no_training(
+        torch.randn(4, 3, 5, device=DEV), None, None, torch.zeros(3, device=DEV), torch.ones(3, device=DEV), 0.1,
+        1e-5), 'native_batch_norm'),
+
 }
