@@ -1,0 +1,195 @@
+"""Runs PyTorch's OpInfo database on the device against eager CPU.
+
+For one OpInfo and dtype, each of its first samples runs on the CPU and, with every
+tensor moved to the device, on the device; the outcome of the op is the worst of its
+samples:
+
+  lowered   every sample matched eager and ran no CPU fallback (no aten:: counter)
+  fallback  every sample matched eager, some through the CPU fallback
+  wrong     a value, dtype or shape differed from eager
+  error     the device raised where eager did not
+
+Random ops (whose eager result changes with the seed) are compared by dtype and shape.
+
+Run as a script for the coverage report:
+  python3 opinfo_testing.py [--dtype float32] [--samples 3] [--only name,...] [--grad]
+"""
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+import traceback
+
+import torch
+from torch.utils import _pytree as pytree
+
+import torch_xla
+import torch_xla.core.xla_model as xm
+import torch_xla.debug.metrics as met
+
+DEV = xm.xla_device()
+
+# Tolerances by dtype, for values computed by a different algorithm than eager's (XLA
+# fuses, reassociates sums and uses its own transcendental approximations).
+TOLERANCES = {
+    torch.float32: dict(rtol=1e-4, atol=1e-5),
+    torch.float64: dict(rtol=1e-7, atol=1e-7),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2),
+    torch.float16: dict(rtol=1e-3, atol=1e-3),
+}
+
+
+def opinfo_db():
+  from torch.testing._internal.common_methods_invocations import op_db
+  return op_db
+
+
+def opinfo_name(op):
+  return op.name + ('.' + op.variant_test_name if op.variant_test_name else '')
+
+
+def supports(op, dtype):
+  return dtype in op.supported_dtypes('cpu')
+
+
+@dataclasses.dataclass
+class Outcome:
+  kind: str  # 'lowered', 'fallback', 'wrong', 'error', 'none' (no sample ran on the CPU)
+  fallbacks: tuple = ()
+  detail: str = ''
+  samples: int = 0
+
+
+def _to_device(tree):
+  return pytree.tree_map(lambda x: x.to(DEV) if isinstance(x, torch.Tensor) else x, tree)
+
+
+def _to_cpu(tree):
+  return pytree.tree_map(lambda x: x.cpu() if isinstance(x, torch.Tensor) else x, tree)
+
+
+def _detached_clone(tree):
+  return pytree.tree_map(lambda x: x.detach().clone() if isinstance(x, torch.Tensor) else x,
+                         tree)
+
+
+def _parts(sample):
+  return (sample.input, sample.args, sample.kwargs)
+
+
+def _call(op, parts):
+  inp, args, kwargs = parts
+  return op(inp, *args, **kwargs)
+
+
+def _is_random(op, sample, expected):
+  """Whether the op's eager result depends on the seed."""
+  # OpInfos of random ops seed the generator themselves (torch.testing's
+  # wrapper_set_seed): shift every seed for the second run.
+  manual_seed = torch.manual_seed
+  torch.manual_seed = lambda seed: manual_seed(seed + 1)
+  try:
+    torch.manual_seed(0)
+    again = _call(op, _detached_clone(sample))
+  except Exception:
+    return False
+  finally:
+    torch.manual_seed = manual_seed
+  try:
+    _compare(again, expected, dict(rtol=0, atol=0))
+    return False
+  except AssertionError:
+    return True
+
+
+def _compare(actual, expected, tol, values=True):
+  a_leaves, a_spec = pytree.tree_flatten(actual)
+  e_leaves, e_spec = pytree.tree_flatten(expected)
+  assert len(a_leaves) == len(e_leaves), f'{len(a_leaves)} outputs, eager has {len(e_leaves)}'
+  for i, (a, e) in enumerate(zip(a_leaves, e_leaves)):
+    if isinstance(e, torch.Tensor):
+      assert isinstance(a, torch.Tensor), f'output {i}: {type(a).__name__}, eager a tensor'
+      assert a.dtype == e.dtype, f'output {i}: dtype {a.dtype}, eager {e.dtype}'
+      assert a.shape == e.shape, f'output {i}: shape {tuple(a.shape)}, eager {tuple(e.shape)}'
+      if values:
+        torch.testing.assert_close(a, e, equal_nan=True, **tol)
+    elif values:
+      assert a == e or (a != a and e != e), f'output {i}: {a!r}, eager {e!r}'
+
+
+def run_sample(op, sample, dtype, tol=None):
+  """Runs one sample on both sides; returns (kind, fallbacks, detail)."""
+  tol = tol or TOLERANCES.get(dtype, dict(rtol=0, atol=0))
+  sample = _parts(sample)
+  cpu_sample = _detached_clone(sample)
+  torch.manual_seed(0)
+  try:
+    expected = _call(op, cpu_sample)
+  except Exception:
+    return None
+  random = _is_random(op, sample, expected)
+  dev_sample = _to_device(_detached_clone(sample))
+  xm.mark_step()
+  met.clear_counters()
+  try:
+    actual = _call(op, dev_sample)
+    fallbacks = tuple(sorted(n for n in met.counter_names() if n.startswith('aten::')))
+    actual = _to_cpu(actual)
+  except Exception as e:
+    return 'error', (), f'{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ""}'
+  try:
+    _compare(actual, expected, tol, values=not random)
+  except AssertionError as e:
+    return 'wrong', fallbacks, str(e).replace('\n', ' ')[:300]
+  return ('fallback' if fallbacks else 'lowered'), fallbacks, ''
+
+
+_RANK = {'lowered': 0, 'fallback': 1, 'wrong': 2, 'error': 3}
+
+
+def run_opinfo(op, dtype, max_samples=3, tol=None):
+  samples = op.sample_inputs('cpu', dtype, requires_grad=False)
+  worst, fallbacks, detail, ran = 'none', set(), '', 0
+  for i, sample in enumerate(samples):
+    if i >= max_samples:
+      break
+    r = run_sample(op, sample, dtype, tol)
+    if r is None:
+      continue
+    ran += 1
+    kind, fb, d = r
+    fallbacks.update(fb)
+    if worst == 'none' or _RANK[kind] > _RANK[worst]:
+      worst, detail = kind, d
+  return Outcome(worst, tuple(sorted(fallbacks)), detail, ran)
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument('--dtype', default='float32')
+  parser.add_argument('--samples', type=int, default=3)
+  parser.add_argument('--only', default='')
+  args = parser.parse_args()
+  dtype = getattr(torch, args.dtype)
+  only = set(filter(None, args.only.split(',')))
+  counts = {}
+  start = time.time()
+  for op in opinfo_db():
+    name = opinfo_name(op)
+    if not supports(op, dtype) or (only and name not in only and op.name not in only):
+      continue
+    t0 = time.time()
+    try:
+      out = run_opinfo(op, dtype, args.samples)
+    except Exception as e:
+      out = Outcome('error', detail=f'harness: {type(e).__name__}: {e}'[:300])
+    counts[out.kind] = counts.get(out.kind, 0) + 1
+    print(f'{out.kind:8s} {name:40s} {time.time() - t0:6.2f}s {",".join(out.fallbacks)} {out.detail}',
+          flush=True)
+  print(f'# {counts} in {time.time() - start:.0f}s', flush=True)
+
+
+if __name__ == '__main__':
+  main()
