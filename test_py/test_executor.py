@@ -101,3 +101,30 @@ def test_repeated_scalar_parameters_are_uploaded_once():
     torch.testing.assert_close(r, torch.full((3,), 0.37) + 1.25)
   # A new value is uploaded and used.
   assert (x * 0.5 + 1.25).cpu().tolist() == [1.75] * 3
+
+
+def test_graphs_that_differ_only_in_which_input_feeds_an_op_are_not_confused():
+  # The gradients of exp(a * b) are g * b and g * a: two roots of one structure that
+  # differ only in which device buffer each multiplies. A graph cache keyed without that
+  # wiring handed both roots the same result.
+  a_cpu = torch.tensor([1., 2., 3.])
+  b_cpu = torch.tensor([0.5, 0.25, 0.1])
+  w = torch.tensor([1., 10., 100.])
+  grads = []
+  for device in ('cpu', DEV):
+    a = a_cpu.detach().clone().to(device).requires_grad_()
+    b = b_cpu.detach().clone().to(device).requires_grad_()
+    ((a * b).exp() * w.to(device)).sum().backward()
+    grads.append((a.grad.cpu(), b.grad.cpu()))
+  (ac, bc), (ax, bx) = grads
+  torch.testing.assert_close(ax, ac)
+  torch.testing.assert_close(bx, bc)
+  # The same graph with the roots' inputs swapped, in one sync, again.
+  a, b, g = a_cpu.to(DEV), b_cpu.to(DEV), w.to(DEV)
+  first, second = g * a, g * b
+  xm.mark_step()
+  swapped_first, swapped_second = g * b, g * a
+  xm.mark_step()
+  torch.testing.assert_close(swapped_first.cpu(), w * b_cpu)
+  torch.testing.assert_close(swapped_second.cpu(), w * a_cpu)
+  torch.testing.assert_close(first.cpu(), w * a_cpu)

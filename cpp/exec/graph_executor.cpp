@@ -68,6 +68,14 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
       }
       const Node* done = node;
       stack.pop_back();
+      // Which parameter each leaf operand is. Leaves of one shape hash alike, so the
+      // roots' hashes do not tell mul(x, a) from mul(x, b); the graphs differ in this wiring.
+      for (std::size_t slot = 0; slot < done->operands().size(); ++slot) {
+        const Node* child = done->operand(slot).node.get();
+        if (child->leaf_kind() == ir::LeafKind::kNone) continue;
+        h = ir::HashCombine(h, (static_cast<hash_t>(g.nodes.size()) << 24) ^ (static_cast<hash_t>(slot) << 16) ^
+                                   static_cast<hash_t>(g.parameter_of.at(child)));
+      }
       g.nodes.push_back(done);
       if (ir::IsCollective(done->op())) g.collectives.push_back(done);
       if (done->leaf_kind() == ir::LeafKind::kDeviceData) {
