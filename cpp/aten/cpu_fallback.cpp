@@ -5,6 +5,8 @@
 //
 // PyTorch ships at::native::cpu_fallback, but it does not write back mutated optional
 // tensor arguments (e.g. native_batch_norm's running_mean), so this one is our own.
+#include "aten/cpu_fallback.h"
+
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
@@ -70,6 +72,8 @@ bool IsWritten(const c10::FunctionSchema& schema, const c10::OperatorName& name,
   const std::vector<std::size_t>* unmarked = UnmarkedWrites(name);
   return unmarked && std::find(unmarked->begin(), unmarked->end(), i) != unmarked->end();
 }
+
+}  // namespace
 
 void XlaCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   FallbackCounter(op.operator_name())->Add();
@@ -158,8 +162,6 @@ void XlaCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 
 TORCH_LIBRARY_IMPL(_, XLA, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&XlaCpuFallback>()); }
-
-}  // namespace
 
 std::vector<FallbackCaller> FallbackCallers() {
   FallbackCallerCounts& c = CallerCounts();

@@ -102,4 +102,10 @@ Value HostConvolution(HostConvolutionResult what, const Value& a, const Value& b
                       const std::vector<int64_t>& dilation, const std::vector<int64_t>& output_padding,
                       bool transposed, int64_t groups);
 
+// A call of one of PyTorch's own CPU kernels inside the graph, on the CPU device, as a
+// host kernel (aten/host_aten_ops.cpp; lowering/host_kernel_targets.h): `config` (the
+// custom call's config, attrs.ints) names the op and holds its non-tensor arguments,
+// `operands` are its tensor arguments in order, `results` its outputs' shapes.
+std::vector<Value> HostAtenCall(std::vector<Value> operands, std::vector<Shape> results, std::vector<int64_t> config);
+
 }  // namespace torch_xla::ir

@@ -6,6 +6,9 @@ namespace torch_xla::lowering {
 // ir::HostConvolution: PyTorch's convolution, its input and weight gradients.
 inline constexpr char kHostConvolutionTarget[] = "torch_xla_host_convolution";
 
+// ir::HostAtenCall: one of PyTorch's CPU kernels, named by the config.
+inline constexpr char kHostAtenTarget[] = "torch_xla_host_aten";
+
 // ir::CrossProcess: the part of a collective that crosses processes. Operands: the node's
 // operand and the replica's index in its process (stablehlo.replica_id, ui32).
 inline constexpr char kCrossProcessTarget[] = "torch_xla_cross_process";

@@ -1,0 +1,307 @@
+// Linear algebra on the CPU device: PyTorch's own CPU kernels (LAPACK) run inside the
+// compiled graph as a host kernel (runtime/host_kernel.h), the way convolutions do
+// (host_convolution.h). XLA's StableHLO has no factorizations; the graph around the call
+// stays compiled and fused, nothing syncs and no aten:: fallback runs.
+//
+// One boxed kernel serves every op in kHostAtenOps. At trace time it finds the outputs'
+// shapes with the op's meta kernel, records the op and its non-tensor arguments as the
+// custom call's config and the tensor arguments as operands. At run time the host kernel
+// decodes the config, wraps the operand buffers as CPU tensors, calls the op through the
+// dispatcher and copies each output into its result buffer.
+//
+// On other devices (no host kernels there) the op goes to the CPU fallback instead.
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/library.h>
+
+#include <bit>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "aten/bridge.h"
+#include "aten/cpu_fallback.h"
+#include "aten/single_thread_scope.h"
+#include "ir/builder.h"
+#include "lowering/host_kernel_targets.h"
+#include "runtime/client.h"
+#include "runtime/host_kernel.h"
+#include "runtime/metrics.h"
+
+namespace torch_xla {
+namespace {
+
+// The ops served this way, "name" or "name.overload" as in native_functions.yaml. Each
+// has a meta kernel or an entry in MetaWithoutKernel (its outputs' shapes follow from
+// its inputs' shapes). Not linalg_lstsq: the size of its residuals depends on the ranks
+// of the matrices.
+constexpr const char* kHostAtenOps[] = {
+    "cholesky",
+    "cholesky_inverse",
+    "_cholesky_solve_helper",
+    "geqrf",
+    "ormqr",
+    "linalg_householder_product",
+    "linalg_cholesky_ex",
+    "linalg_inv_ex",
+    "_linalg_solve_ex",
+    "linalg_solve_triangular",
+    "triangular_solve",
+    "linalg_lu",
+    "linalg_lu_factor_ex",
+    "linalg_lu_solve",
+    "lu_unpack",
+    "_linalg_det",
+    "_linalg_slogdet",
+    "linalg_ldl_factor_ex",
+    "linalg_ldl_solve",
+    "linalg_qr",
+    "_linalg_svd",
+    "_linalg_eigh",
+    "linalg_eig",
+    "linalg_matrix_exp",
+    "linalg_pinv.atol_rtol_tensor",
+};
+
+// The config's first value: a stable identity of the op (a cached executable from
+// another process must find the same op), FNV-1a of its name.
+int64_t OpId(const c10::OperatorName& name) {
+  uint64_t h = 14695981039346656037ull;
+  auto mix = [&](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  };
+  mix(name.name);
+  mix(".");
+  mix(name.overload_name);
+  return static_cast<int64_t>(h);
+}
+
+// How each non-tensor argument is encoded in the config: a tag, then its value.
+enum class Tag : int64_t { kNone = 0, kTensor = 1, kInt = 2, kBool = 3, kDouble = 4, kString = 5, kIntList = 6 };
+
+// Appends the encoding of `v`; false for a kind of argument this kernel does not carry
+// (the op then goes to the CPU fallback).
+bool Encode(const c10::IValue& v, std::vector<int64_t>& config) {
+  if (v.isNone()) {
+    config.push_back(static_cast<int64_t>(Tag::kNone));
+  } else if (v.isTensor()) {
+    config.push_back(static_cast<int64_t>(v.toTensor().defined() ? Tag::kTensor : Tag::kNone));
+  } else if (v.isBool()) {
+    config.insert(config.end(), {static_cast<int64_t>(Tag::kBool), v.toBool() ? 1 : 0});
+  } else if (v.isInt()) {
+    config.insert(config.end(), {static_cast<int64_t>(Tag::kInt), v.toInt()});
+  } else if (v.isDouble()) {
+    config.insert(config.end(), {static_cast<int64_t>(Tag::kDouble), std::bit_cast<int64_t>(v.toDouble())});
+  } else if (v.isString()) {
+    const std::string& s = v.toStringRef();
+    config.insert(config.end(), {static_cast<int64_t>(Tag::kString), static_cast<int64_t>(s.size())});
+    for (unsigned char c : s) config.push_back(c);
+  } else if (v.isIntList()) {
+    std::vector<int64_t> list = v.toIntVector();
+    config.insert(config.end(), {static_cast<int64_t>(Tag::kIntList), static_cast<int64_t>(list.size())});
+    config.insert(config.end(), list.begin(), list.end());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The arguments back from the config (from `pos` on), tensors from `tensors` in order.
+std::vector<c10::IValue> Decode(const std::vector<int64_t>& config, std::size_t pos, std::size_t num_args,
+                                const std::vector<at::Tensor>& tensors) {
+  std::vector<c10::IValue> args;
+  std::size_t next_tensor = 0;
+  auto take = [&]() {
+    if (pos >= config.size()) throw std::invalid_argument("host ATen call: truncated config");
+    return config[pos++];
+  };
+  for (std::size_t i = 0; i < num_args; ++i) {
+    switch (static_cast<Tag>(take())) {
+      case Tag::kNone: args.emplace_back(); break;
+      case Tag::kTensor:
+        if (next_tensor >= tensors.size()) throw std::invalid_argument("host ATen call: too few operands");
+        args.emplace_back(tensors[next_tensor++]);
+        break;
+      case Tag::kInt: args.emplace_back(take()); break;
+      case Tag::kBool: args.emplace_back(take() != 0); break;
+      case Tag::kDouble: args.emplace_back(std::bit_cast<double>(take())); break;
+      case Tag::kString: {
+        std::string s(static_cast<std::size_t>(take()), '\0');
+        for (char& c : s) c = static_cast<char>(take());
+        args.emplace_back(std::move(s));
+        break;
+      }
+      case Tag::kIntList: {
+        std::vector<int64_t> list(static_cast<std::size_t>(take()));
+        for (int64_t& x : list) x = take();
+        args.emplace_back(std::move(list));
+        break;
+      }
+      default: throw std::invalid_argument("host ATen call: unknown argument tag");
+    }
+  }
+  return args;
+}
+
+// The operator behind an op id (ops of kHostAtenOps only).
+const c10::OperatorHandle& OperatorOf(int64_t id) {
+  static const auto* table = [] {
+    auto* t = new std::unordered_map<int64_t, c10::OperatorHandle>;
+    for (const char* full : kHostAtenOps) {
+      std::string s(full);
+      std::size_t dot = s.find('.');
+      std::string name = "aten::" + s.substr(0, dot), overload = dot == std::string::npos ? "" : s.substr(dot + 1);
+      c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), overload.c_str());
+      t->emplace(OpId(op.operator_name()), op);
+    }
+    return t;
+  }();
+  auto it = table->find(id);
+  if (it == table->end()) throw std::invalid_argument("host ATen call: unknown op id " + std::to_string(id));
+  return it->second;
+}
+
+at::Tensor Wrap(const runtime::HostBuffer& b) {
+  return at::from_blob(b.data, b.dims, at::TensorOptions().dtype(DeviceScalarTypeOf(b.type)).device(at::kCPU));
+}
+
+// The host kernel: config = [op id, encoded arguments...].
+void RunHostAten(const runtime::HostKernelCall& call) {
+  if (call.config.empty()) throw std::invalid_argument("host ATen call: empty config");
+  const c10::OperatorHandle& op = OperatorOf(call.config[0]);
+  std::vector<at::Tensor> operands;
+  for (const runtime::HostBuffer& b : call.operands) operands.push_back(Wrap(b));
+  c10::InferenceMode inference;
+  SingleThreadedAtenScope one_thread;
+  torch::jit::Stack stack = Decode(call.config, 1, op.schema().arguments().size(), operands);
+  op.callBoxed(stack);
+  if (stack.size() != call.results.size())
+    throw std::runtime_error(op.operator_name().name + ": " + std::to_string(stack.size()) + " outputs for " +
+                             std::to_string(call.results.size()) + " result buffers");
+  for (std::size_t i = 0; i < stack.size(); ++i) {
+    at::Tensor out = Wrap(call.results[i]);
+    const at::Tensor& r = stack[i].toTensor();
+    if (r.sizes() != out.sizes())
+      throw std::runtime_error(op.operator_name().name + ": output " + std::to_string(i) + " has size " +
+                               c10::str(r.sizes()) + ", traced as " + c10::str(out.sizes()));
+    if (out.numel() > 0) out.copy_(r);
+  }
+}
+
+// Whether host kernels run here: the CPU device of a plugin that takes them (the kernel
+// is registered on the first yes).
+bool HostAtenAvailable() {
+  static const bool available = [] {
+    runtime::Client& client = runtime::Client::Get();
+    if (client.device_kind() != "CPU" || !SingleThreadedAtenScope::Available()) return false;
+    try {
+      runtime::RegisterHostKernel(client.api(), lowering::kHostAtenTarget, runtime::HostKernelHandler<RunHostAten>);
+    } catch (const runtime::RuntimeError&) {
+      return false;
+    }
+    return true;
+  }();
+  return available;
+}
+
+metrics::Counter* OpCounter(const c10::OperatorName& name) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, metrics::Counter*> counters;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = counters[name.name];
+  if (!slot) slot = metrics::GetCounter("xla::" + name.name.substr(name.name.find("::") + 2));
+  return slot;
+}
+
+at::Tensor MetaLike(const at::Tensor& t) {
+  return at::empty_strided(t.sizes(), t.strides(), at::TensorOptions().dtype(t.scalar_type()).device(at::kMeta));
+}
+
+// The outputs (meta tensors) of the ops of kHostAtenOps that PyTorch gives no meta
+// kernel, from their meta arguments; false for any other op.
+bool MetaWithoutKernel(const c10::OperatorName& name, torch::jit::Stack& stack) {
+  auto meta = [](std::vector<int64_t> sizes, at::ScalarType type) {
+    return at::empty(sizes, at::TensorOptions().dtype(type).device(at::kMeta));
+  };
+  if (name.name == "aten::geqrf") {
+    // (a [..., m, n]) -> (the factored a, tau [..., min(m, n)])
+    const at::Tensor a = stack[0].toTensor();
+    TORCH_CHECK(a.dim() >= 2, "geqrf: input must have at least 2 dimensions, got ", a.dim());
+    std::vector<int64_t> tau(a.sizes().begin(), a.sizes().end() - 2);
+    tau.push_back(std::min(a.size(-2), a.size(-1)));
+    stack = {meta(a.sizes().vec(), a.scalar_type()), meta(tau, a.scalar_type())};
+    return true;
+  }
+  if (name.name == "aten::linalg_pinv" && name.overload_name == "atol_rtol_tensor") {
+    // (a [..., m, n], ...) -> [..., n, m]
+    const at::Tensor a = stack[0].toTensor();
+    TORCH_CHECK(a.dim() >= 2, "linalg.pinv: input must have at least 2 dimensions, got ", a.dim());
+    std::vector<int64_t> sizes(a.sizes().begin(), a.sizes().end() - 2);
+    sizes.insert(sizes.end(), {a.size(-1), a.size(-2)});
+    stack = {meta(sizes, a.scalar_type())};
+    return true;
+  }
+  return false;
+}
+
+void HostAtenKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const std::size_t num_args = schema.arguments().size();
+  const std::size_t args_begin = stack->size() - num_args;
+  // Tensor arguments must be XLA tensors of one device, the rest encodable.
+  std::vector<int64_t> config{OpId(op.operator_name())};
+  std::vector<ir::Value> operands;
+  torch::jit::Stack meta_stack;
+  std::optional<int> device;
+  bool hostable = HostAtenAvailable();
+  for (std::size_t i = 0; hostable && i < num_args; ++i) {
+    const c10::IValue& v = (*stack)[args_begin + i];
+    if (v.isTensor() && v.toTensor().defined()) {
+      const at::Tensor& t = v.toTensor();
+      // (Under a precision mode a tensor's device type can differ from its dtype.)
+      if (!IsXlaTensor(t) || DeviceScalarTypeOf(ElementTypeOf(t.scalar_type())) != t.scalar_type()) {
+        hostable = false;
+        break;
+      }
+      XlaTensorPtr x = GetXlaTensor(t, op.operator_name().name.c_str());
+      if (device && *device != x->device()) hostable = false;
+      device = x->device();
+      operands.push_back(x->GetIrValue());
+      meta_stack.emplace_back(MetaLike(t));
+    } else {
+      meta_stack.push_back(v);
+    }
+    hostable = hostable && Encode(v, config);
+  }
+  if (!hostable || !device) {
+    XlaCpuFallback(op, stack);
+    return;
+  }
+  // The outputs' shapes, from the meta kernel (which also checks the arguments as the
+  // CPU kernel would, with the same messages).
+  if (!MetaWithoutKernel(op.operator_name(), meta_stack)) op.callBoxed(meta_stack);
+  std::vector<ir::Shape> results;
+  for (const c10::IValue& r : meta_stack) {
+    if (!r.isTensor() || !r.toTensor().defined()) {
+      XlaCpuFallback(op, stack);
+      return;
+    }
+    const at::Tensor& t = r.toTensor();
+    results.emplace_back(ElementTypeOf(t.scalar_type()), t.sizes().vec());
+  }
+  std::vector<ir::Value> outputs = ir::HostAtenCall(std::move(operands), std::move(results), std::move(config));
+  torch::jit::drop(*stack, num_args);
+  for (const ir::Value& out : outputs) stack->emplace_back(AtenFromIr(out, *device));
+  OpCounter(op.operator_name())->Add();
+}
+
+TORCH_LIBRARY_IMPL(aten, XLA, m) {
+  for (const char* name : kHostAtenOps) m.impl(name, torch::CppFunction::makeFromBoxedFunction<&HostAtenKernel>());
+}
+
+}  // namespace
+}  // namespace torch_xla
