@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from op_testing import ALL, DEV, FLOATS, INTS, assert_same, check, ids, lowered, make, to_dev
+from op_testing import ALL, DEV, FLOATS, INTS, assert_same, check, check_grad, ids, lowered, make, to_dev
 
 DTYPES = ALL + [torch.float64, torch.bool]
 
@@ -369,6 +369,25 @@ def _x(dtype=torch.float32):
   return make((4, 3), dtype).to(DEV)
 
 
+@pytest.mark.parametrize('args', [(1, 3, 2), (1, 4, 1), (0, 3, 3), (-1, 10, 5), (1, 2, 3)], ids=str)
+def test_unfold_gradient(args):
+  # Overlapping windows add up, skipped elements get zero (unfold_backward).
+  check_grad(lambda t: t.unfold(*args), make((5, 10), torch.float32), ops=['unfold_backward'])
+
+
+def test_unfold_gradient_of_a_scalar():
+  check_grad(lambda t: t.unfold(0, 1, 1) * 3, torch.tensor(2.0), ops=['unfold_backward'])
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.int64], ids=ids)
+def test_efficient_zero_tensor_is_zeros(dtype):
+  with lowered('_efficientzerotensor'):
+    z = torch.ops.aten._efficientzerotensor([2, 3], dtype=dtype, device=DEV)
+  assert_same(z, torch.zeros(2, 3, dtype=dtype))
+  # sgn's gradient is one of them.
+  check_grad(torch.sgn, make((4,), torch.float32), ops=['_efficientzerotensor'])
+
+
 COUNTER_CASES = {
     'cat': (lambda: torch.cat([_x(), _x()]), 'cat'),
     'split_copy.Tensor': (lambda: torch.split(_x(), 3), 'split_copy'),
@@ -390,6 +409,9 @@ COUNTER_CASES = {
     'view_copy.dtype': (lambda: _x().view(torch.int32) * 1, 'view_copy'),
     'stack': (lambda: torch.stack([_x(), _x()]), 'stack'),
     'unfold_copy': (lambda: _x().unfold(0, 2, 1), 'unfold_copy'),
+    'unfold_backward': (lambda: torch.ops.aten.unfold_backward(torch.ones(2, 2, device=DEV), [3], 0, 2, 1),
+                        'unfold_backward'),
+    '_efficientzerotensor': (lambda: torch.ops.aten._efficientzerotensor([2, 3], device=DEV), '_efficientzerotensor'),
     'as_strided': (lambda: F.conv1d(make((1, 2, 5), torch.float32).to(DEV), make((3, 2, 2), torch.float32).to(DEV)),
                    'as_strided'),
     'block_diag': (lambda: torch.block_diag(_x(), _x()), 'block_diag'),

@@ -54,8 +54,8 @@ ConvParams Validate(const char* op, const at::Tensor& input, const at::Tensor& w
   TORCH_CHECK(input.scalar_type() == weight.scalar_type(), op, ": Input type (", input.scalar_type(),
               ") and weight type (", weight.scalar_type(), ") should be the same (input ", DescribeTensor(input),
               ", weight ", DescribeTensor(weight), ")");
-  TORCH_CHECK(at::isFloatingType(input.scalar_type()), op, ": expected a floating point input, got ",
-              DescribeTensor(input));
+  TORCH_CHECK(at::isFloatingType(input.scalar_type()) || at::isIntegralType(input.scalar_type(), false), op,
+              ": expected a floating point or integer input, got ", DescribeTensor(input));
   ConvParams p;
   p.n = static_cast<std::size_t>(input.dim() - 2);
   p.stride = Expand(stride, p.n, "stride", op);

@@ -50,6 +50,16 @@ at::Tensor XLANativeFunctions::empty_strided(at::IntArrayRef size, at::IntArrayR
   return Full(size, 0, dtype.value_or(c10::typeMetaToScalarType(c10::get_default_dtype())), ordinal);
 }
 
+// Autograd's zero gradients (sgn, ...): PyTorch's CPU and CUDA kernels make a tensor that
+// is zero without memory; here it is a zero fill like any other.
+at::Tensor XLANativeFunctions::_efficientzerotensor(at::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                                                   std::optional<at::Layout> layout, std::optional<at::Device> device,
+                                                   std::optional<bool> pin_memory) {
+  XLA_COUNT("_efficientzerotensor");
+  int ordinal = OrdinalOf(device.value_or(XlaDeviceOf(0)));
+  return Full(size, 0, dtype.value_or(c10::typeMetaToScalarType(c10::get_default_dtype())), ordinal);
+}
+
 at::Tensor XLANativeFunctions::new_empty_strided(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
                                                  std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
                                                  std::optional<at::Device> device, std::optional<bool> pin_memory) {

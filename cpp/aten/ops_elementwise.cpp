@@ -1032,7 +1032,12 @@ at::Tensor XLANativeFunctions::lgamma(const at::Tensor& self) {
 
 at::Tensor XLANativeFunctions::digamma(const at::Tensor& self) {
   XLA_COUNT("digamma");
-  return FloatUnary(kDigamma, self, "digamma");
+  XlaTensorPtr t = GetXlaTensor(self, "digamma");
+  // At zero PyTorch gives the pole's one-sided limit, -inf at +0 and +inf at -0 (XLA:
+  // NaN).
+  Value x = ir::Convert(t->GetIrValue(), FloatType(t->shape().type)), r = ir::Unary(kDigamma, x);
+  Value pole = ir::Select(SignBit(x), ScalarLike(INFINITY, x), ScalarLike(-INFINITY, x));
+  return AtenFromIr(ir::Select(Cmp(CompareDirection::kEq, x, Zeros(x)), pole, r), t->device());
 }
 
 at::Tensor XLANativeFunctions::sinc(const at::Tensor& self) {

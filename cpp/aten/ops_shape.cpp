@@ -379,6 +379,46 @@ at::Tensor XLANativeFunctions::unfold_copy(const at::Tensor& self, int64_t dimen
   return AtenFromIr(out, in.device);
 }
 
+at::Tensor XLANativeFunctions::unfold_backward(const at::Tensor& grad_in, at::IntArrayRef input_sizes, int64_t dim,
+                                               int64_t size, int64_t step) {
+  XLA_COUNT("unfold_backward");
+  const char* op = "unfold_backward";
+  IrInput in = GetIrInput(grad_in, op);
+  const int64_t rank = static_cast<int64_t>(input_sizes.size());
+  std::vector<int64_t> dims(input_sizes.begin(), input_sizes.end());
+  if (rank == 0) dims = {1};
+  const int64_t d = rank == 0 ? 0 : WrapDim(dim, rank, op);
+  const int64_t n = dims[d];
+  TORCH_CHECK(step > 0 && size >= 0 && size <= n, op, ": size ", size, " and step ", step,
+              " do not fit input sizes ", input_sizes);
+  const int64_t windows = (n - size) / step + 1;
+  std::vector<int64_t> expected = dims;
+  expected[d] = windows;
+  expected.push_back(size);
+  // A 0-dim input unfolds to [size] (as a 1-element vector would to [1, size]).
+  if (rank == 0 && in.v.shape().dims == std::vector<int64_t>{size}) in.v = ir::Reshape(in.v, expected);
+  TORCH_CHECK(in.v.shape().dims == expected, op, ": grad_in ", DescribeTensor(grad_in), " does not match input sizes ",
+              input_sizes, " unfolded at ", dim, " by ", size, " step ", step);
+  // Window element k came from input positions k, k + step, ...: each slice k of the last
+  // dimension goes back there (padding with step - 1 zeros between), and they add up.
+  ElementType type = in.v.shape().type;
+  Value zero = ir::Constant(0, ir::Shape(type, {}));
+  std::vector<int64_t> piece_dims = expected;
+  piece_dims.pop_back();
+  Value out = ir::Constant(0, ir::Shape(type, dims));
+  const int64_t last = static_cast<int64_t>(expected.size()) - 1;
+  for (int64_t k = 0; k < size; ++k) {
+    Value piece = ir::Reshape(SliceDim(in.v, last, k, k + 1), piece_dims);
+    std::vector<int64_t> low(dims.size(), 0), high(dims.size(), 0), interior(dims.size(), 0);
+    low[d] = k;
+    interior[d] = step - 1;
+    high[d] = n - (k + (windows - 1) * step + 1);
+    out = Add(out, ir::Pad(piece, zero, low, high, interior));
+  }
+  if (rank == 0) out = ir::Reshape(out, {});
+  return AtenFromIr(out, in.device);
+}
+
 at::Tensor XLANativeFunctions::as_strided_copy(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
                                                std::optional<int64_t> storage_offset) {
   XLA_COUNT("as_strided_copy");

@@ -177,6 +177,8 @@ at::Tensor XLANativeFunctions::native_dropout_backward(const at::Tensor& grad_ou
               DescribeTensor(grad_output));
   int device = CommonDevice({&grad_output, &mask}, op);
   Value g = GetXlaTensor(grad_output, op)->GetIrValue();
+  // An integer gradient times the (float) scale is a float, as in eager.
+  if (!runtime::IsFloating(g.shape().type)) g = ir::Convert(g, DefaultFloatType());
   ElementType type = g.shape().type;
   Value m = ir::Convert(GetXlaTensor(mask, op)->GetIrValue(), type);
   Value out = ir::Binary(ir::op::kMultiply, ir::Binary(ir::op::kMultiply, g, m),
