@@ -85,9 +85,12 @@ def test_fft_of_integers_computes_in_float():
   check_fft(torch.fft.fft, make((5, 4), torch.int64), ['_fft_r2c'])
 
 
-@pytest.mark.parametrize('name', ['fft', 'rfft', 'irfft', 'fft_complex', 'rfft2_abs', 'hfft', 'stft_abs'])
+@pytest.mark.parametrize('name', ['fft', 'rfft', 'irfft', 'fft_complex', 'rfft2_abs', 'hfft', 'stft_abs', 'filter'])
 def test_gradients(name):
+  f = complex_input((4, 4), seed=3)
   fns = {
+      # a convolution through the frequency domain
+      'filter': lambda a: torch.fft.irfft(torch.fft.rfft(a) * f.to(a.device), n=6),
       'fft': lambda a: torch.fft.fft(a),
       'rfft': lambda a: torch.fft.rfft(a, norm='ortho'),
       'irfft': lambda a: torch.fft.irfft(torch.fft.fft(a), n=6),
