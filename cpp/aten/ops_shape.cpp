@@ -419,9 +419,10 @@ at::Tensor XLANativeFunctions::as_strided_copy(const at::Tensor& self, at::IntAr
   TORCH_CHECK(max_index < numel, "as_strided_copy: size ", size, " and stride ", stride, " with storage offset ", offset,
               " reach element ", max_index, ", out of bounds for a storage of ", numel, " elements (",
               DescribeTensor(self), ")");
-  // The dimensions that move (size > 1, stride > 0), by decreasing stride. Each stride
-  // must be a whole multiple of the next one and leave room for that dimension's
-  // extent: the view is then a reshape + slice of a contiguous run of the storage.
+  // The dimensions that move (size > 1, stride > 0), by decreasing stride. When each
+  // stride is a whole multiple of the next one and leaves room for that dimension's
+  // extent, the view is a reshape + slice of a contiguous run of the storage; other
+  // views (overlapping, irregular) are a gather.
   std::vector<int64_t> moving;
   for (std::size_t i = 0; i < size.size(); ++i)
     if (size[i] > 1 && stride[i] > 0) moving.push_back(static_cast<int64_t>(i));
