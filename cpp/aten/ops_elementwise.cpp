@@ -540,8 +540,10 @@ at::Tensor XLANativeFunctions::sign(const at::Tensor& self) {
 
 at::Tensor XLANativeFunctions::sgn(const at::Tensor& self) {
   XLA_COUNT("sgn");
-  TORCH_CHECK(!at::isComplexType(self.scalar_type()), "sgn: complex tensors are not supported on the XLA device");
-  return sign(self);
+  if (!at::isComplexType(self.scalar_type())) return sign(self);
+  // z / |z|, and 0 at 0: stablehlo.sign's definition for complex numbers.
+  XlaTensorPtr x = GetXlaTensor(self, "sgn");
+  return AtenFromIr(ir::Unary(ir::op::kSign, x->GetIrValue()), x->device());
 }
 
 at::Tensor XLANativeFunctions::round(const at::Tensor& self) {

@@ -9,6 +9,7 @@
 #include "XLANativeFunctions.h"
 #include "aten/kernel_util.h"
 #include "aten/xla_tensor_impl.h"
+#include "ir/builder_indexing.h"
 
 namespace torch_xla {
 namespace {
@@ -419,6 +420,23 @@ at::Tensor XLANativeFunctions::unfold_backward(const at::Tensor& grad_in, at::In
   return AtenFromIr(out, in.device);
 }
 
+namespace {
+// An overlapping or irregular strided view (the overlapping frames of stft, say):
+// element i of the result is flat[offset + sum_d i_d * stride_d], one gather whose
+// indices are computed from iotas on the device.
+Value StridedGather(const Value& flat, const std::vector<int64_t>& size, at::IntArrayRef stride, int64_t offset) {
+  int64_t rank = static_cast<int64_t>(size.size());
+  ir::Shape index_shape(ElementType::kS64, size);
+  Value index = ir::Constant(static_cast<double>(offset), index_shape);
+  for (int64_t d = 0; d < rank; ++d)
+    if (size[d] > 1 && stride[d] != 0)
+      index = Add(index, Mul(ir::Iota(index_shape, d), ir::Constant(static_cast<double>(stride[d]), index_shape)));
+  std::vector<int64_t> index_dims = size;
+  index_dims.push_back(1);
+  return ir::Gather(flat, ir::Reshape(index, index_dims), {}, {0}, {0}, rank, {1});
+}
+}  // namespace
+
 at::Tensor XLANativeFunctions::as_strided_copy(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
                                                std::optional<int64_t> storage_offset) {
   XLA_COUNT("as_strided_copy");
@@ -441,21 +459,23 @@ at::Tensor XLANativeFunctions::as_strided_copy(const at::Tensor& self, at::IntAr
   TORCH_CHECK(max_index < numel, "as_strided_copy: size ", size, " and stride ", stride, " with storage offset ", offset,
               " reach element ", max_index, ", out of bounds for a storage of ", numel, " elements (",
               DescribeTensor(self), ")");
-  // The dimensions that move (size > 1, stride > 0), by decreasing stride. Each stride
-  // must be a whole multiple of the next one and leave room for that dimension's
-  // extent: the view is then a reshape + slice of a contiguous run of the storage.
+  // The dimensions that move (size > 1, stride > 0), by decreasing stride. When each
+  // stride is a whole multiple of the next one and leaves room for that dimension's
+  // extent, the view is a reshape + slice of a contiguous run of the storage; other
+  // views (overlapping, irregular) are a gather.
   std::vector<int64_t> moving;
   for (std::size_t i = 0; i < size.size(); ++i)
     if (size[i] > 1 && stride[i] > 0) moving.push_back(static_cast<int64_t>(i));
   std::stable_sort(moving.begin(), moving.end(), [&](int64_t a, int64_t b) { return stride[a] > stride[b]; });
+  bool regular = true;
   for (std::size_t j = 0; j + 1 < moving.size(); ++j) {
     int64_t outer = stride[moving[j]], inner = stride[moving[j + 1]];
-    TORCH_CHECK(outer % inner == 0 && outer / inner >= size[moving[j + 1]],
-                "as_strided_copy: size ", size, " and stride ", stride,
-                " describe an overlapping or irregular view, which the XLA device supports only through a "
-                "contiguous reshape/slice/expand/transpose pattern");
+    regular = regular && outer % inner == 0 && outer / inner >= size[moving[j + 1]];
   }
   Value flat = ir::Reshape(in.v, {numel});
+  if (!regular)
+    return AtenFromIr(Checked("as_strided_copy", [&] { return StridedGather(flat, out_dims, stride, offset); }),
+                      in.device);
   Value picked;
   std::vector<int64_t> picked_dims;  // sizes of `moving`, outermost first
   if (moving.empty()) {
