@@ -536,7 +536,8 @@ std::vector<double> CotDerivativePolynomial(int64_t n) {
 }
 
 Value Polygamma(int64_t n, const Value& x) {
-  if (n == 0) return ir::Unary(kDigamma, x);
+  // digamma: PyTorch's -inf at +0 and +inf at -0 (-1 / x), where chlo.digamma gives NaN.
+  if (n == 0) return Sel(Eq(x, 0), Div(C(-1, x), x), ir::Unary(kDigamma, x));
   if (n == 1) return Trigamma(x);
   // (-1)^(n+1) n! zeta(n + 1, x) for x > 0.
   double factorial = std::exp(std::lgamma(static_cast<double>(n) + 1));
@@ -690,6 +691,9 @@ at::Tensor XLANativeFunctions::nextafter(const at::Tensor& self, const at::Tenso
 }
 
 // x = mantissa * 2^exponent with |mantissa| in [0.5, 1); 0, inf and NaN give (x, 0).
+// Integer operations on the bit pattern only: XLA's CPU backend flushes subnormal
+// operands of float arithmetic to zero, so subnormals are normalized through their
+// (exactly convertible) integer fraction instead of a multiplication.
 std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::frexp(const at::Tensor& self) {
   XLA_COUNT("frexp");
   TORCH_CHECK(at::isFloatingType(self.scalar_type()),
@@ -698,23 +702,29 @@ std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::frexp(const at::Tensor& s
   ElementType type = t->shape().type;
   // bf16/f16 convert exactly to f32.
   Value x = ir::Convert(t->GetIrValue(), AccumulationType(type));
-  FloatBits fb = BitsOf(x.shape().type);
-  // Subnormals: scale into the normal range first (exact), then take the scale back out.
-  const int kScaleBits = fb.mantissa_bits + 1;
-  Value subnormal = Lt(Abs(x), fb.int_type == ElementType::kS64 ? std::numeric_limits<double>::min()
-                                                                  : std::numeric_limits<float>::min());
-  Value scaled = Sel(subnormal, Mul(x, C(std::ldexp(1.0, kScaleBits), x)), x);
-  Value bits = Bitcast(scaled, fb.int_type);
-  Value biased = And(ir::Binary(ir::op::kShiftRightLogical, bits, IntLike(fb.mantissa_bits, bits)),
-                     IntLike(fb.exponent_mask, bits));
-  Value exponent = Sub(biased, IntLike(fb.bias - 1, bits));
-  exponent = Sel(subnormal, Sub(exponent, IntLike(kScaleBits, exponent)), exponent);
+  ElementType ftype = x.shape().type;
+  FloatBits fb = BitsOf(ftype);
+  auto shr = [](const Value& v, const Value& n) { return ir::Binary(ir::op::kShiftRightLogical, v, n); };
+  auto shl = [](const Value& v, const Value& n) { return ir::Binary(ir::op::kShiftLeft, v, n); };
+  Value bits = Bitcast(x, fb.int_type);
+  Value m = IntLike(fb.mantissa_bits, bits);
+  Value sign_and_exponent = shr(bits, m);
+  Value exponent_field = And(sign_and_exponent, IntLike(fb.exponent_mask, bits));
+  Value fraction = Sub(bits, shl(sign_and_exponent, m));
+  // A subnormal is fraction * 2^(1 - bias - mantissa_bits); the fraction as a float is
+  // normal, so split that one and shift its exponent.
+  Value subnormal = And(Eq(exponent_field, 0), Cmp(CompareDirection::kNe, fraction, IntLike(0, fraction)));
+  Value fraction_float = ir::Convert(fraction, ftype);
+  fraction_float = Sel(Cmp(CompareDirection::kLt, bits, IntLike(0, bits)), Neg(fraction_float), fraction_float);
+  Value normal_bits = Sel(subnormal, Bitcast(fraction_float, fb.int_type), bits);
+  Value biased = And(shr(normal_bits, m), IntLike(fb.exponent_mask, bits));
+  Value shift = Sub(biased, IntLike(fb.bias - 1, bits));
   // Keep sign and fraction, move the biased exponent to that of 2^-1 (a subtraction in
-  // the exponent field, which stays within it: no large mask constants for f64).
-  Value mbits = Sub(bits, ir::Binary(ir::op::kShiftLeft, Sub(biased, IntLike(fb.bias - 1, bits)),
-                                     IntLike(fb.mantissa_bits, bits)));
-  Value mantissa = Bitcast(mbits, x.shape().type);
-  Value special = Or(Or(Eq(x, 0), Eq(Abs(x), INFINITY)), IsNan(x));
+  // the exponent field, which stays within it: no 64-bit mask constants).
+  Value mantissa = Bitcast(Sub(normal_bits, shl(shift, m)), ftype);
+  Value exponent = Sel(subnormal, Add(shift, IntLike(1 - fb.bias - fb.mantissa_bits, shift)), shift);
+  Value zero = Eq(shl(bits, IntLike(1, bits)), 0);
+  Value special = Or(zero, Eq(exponent_field, static_cast<double>(fb.exponent_mask)));
   mantissa = Sel(special, x, mantissa);
   exponent = Sel(special, IntLike(0, exponent), exponent);
   return {AtenFromIr(ir::Convert(mantissa, type), t->device()),
