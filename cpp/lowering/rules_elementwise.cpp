@@ -21,7 +21,7 @@ const char* kOneToOne[] = {
     "stablehlo.atan2", "stablehlo.select", "stablehlo.clamp", "stablehlo.is_finite",
     "stablehlo.shift_left", "stablehlo.shift_right_arithmetic", "stablehlo.shift_right_logical",
     "stablehlo.popcnt", "stablehlo.convert", "stablehlo.bitcast_convert", "stablehlo.reshape", "stablehlo.complex",
-    "stablehlo.erf", "chlo.erf", "chlo.erfc", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma", "chlo.asin", "chlo.acos",
+    "stablehlo.erf", "chlo.erf", "chlo.erfc", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma", "chlo.zeta", "chlo.asin", "chlo.acos",
     "chlo.atan", "chlo.sinh", "chlo.cosh", "chlo.asinh", "chlo.acosh", "chlo.atanh",
 };
 
