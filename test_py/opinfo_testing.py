@@ -9,10 +9,12 @@ samples:
   wrong     a value, dtype or shape differed from eager
   error     the device raised where eager did not
 
-Random ops (whose eager result changes with the seed) are compared by dtype and shape.
+Random ops (whose eager result changes with the seed) and the uninitialized results of
+the empty* factories are compared by dtype and shape.
 
 Run as a script for the coverage report:
   python3 opinfo_testing.py [--dtype float32] [--samples 3] [--only name,...] [--grad]
+(--grad: the gradients of the first sample that has one, instead of the values.)
 """
 
 import argparse
@@ -38,7 +40,12 @@ TOLERANCES = {
     torch.float64: dict(rtol=1e-7, atol=1e-7),
     torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2),
     torch.float16: dict(rtol=1e-3, atol=1e-3),
+    torch.complex64: dict(rtol=1e-4, atol=1e-5),
+    torch.complex128: dict(rtol=1e-7, atol=1e-7),
 }
+
+# Ops whose results are uninitialized memory: compared by dtype and shape.
+UNINITIALIZED = {'empty', 'empty_like', 'new_empty', 'new_empty_strided', 'empty_strided', 'empty_permuted'}
 
 
 def opinfo_db():
@@ -104,7 +111,35 @@ def _is_random(op, sample, expected):
     return True
 
 
-def _compare(actual, expected, tol, values=True):
+def _tolerance(dtype, tol):
+  """`tol` where given, else the tolerance of the output's dtype (exact for integers)."""
+  return tol or TOLERANCES.get(dtype, dict(rtol=0, atol=0))
+
+
+# Ops whose index outputs may pick any of several equal elements (PyTorch leaves the
+# choice to the implementation): such an output is compared by the values it selects
+# from the input along the op's dimension. name -> (indices of the index outputs, the
+# position of `dim` among the positional arguments after the input, its default).
+TIE_INDEX_OUTPUTS = {
+    'sort': ((1,), 0, -1),
+    'argsort': ((0,), 0, -1),
+    'topk': ((1,), 1, -1),
+    'kthvalue': ((1,), 1, -1),
+    'mode': ((1,), 0, -1),
+}
+
+
+def _selected(parts, index, name):
+  inp, args, kwargs = parts
+  _, pos, default = TIE_INDEX_OUTPUTS[name]
+  dim = kwargs.get('dim', args[pos] if len(args) > pos else default)
+  inp = inp.cpu()
+  if index.dim() < inp.dim():  # keepdim=False dropped the dimension
+    index = index.unsqueeze(dim)
+  return torch.take_along_dim(inp, index, dim)
+
+
+def _compare(actual, expected, tol, values=True, ties=None):
   a_leaves, a_spec = pytree.tree_flatten(actual)
   e_leaves, e_spec = pytree.tree_flatten(expected)
   assert len(a_leaves) == len(e_leaves), f'{len(a_leaves)} outputs, eager has {len(e_leaves)}'
@@ -113,15 +148,17 @@ def _compare(actual, expected, tol, values=True):
       assert isinstance(a, torch.Tensor), f'output {i}: {type(a).__name__}, eager a tensor'
       assert a.dtype == e.dtype, f'output {i}: dtype {a.dtype}, eager {e.dtype}'
       assert a.shape == e.shape, f'output {i}: shape {tuple(a.shape)}, eager {tuple(e.shape)}'
-      if values:
-        torch.testing.assert_close(a, e, equal_nan=True, **tol)
+      if values and ties and i in TIE_INDEX_OUTPUTS[ties[0]][0]:
+        torch.testing.assert_close(_selected(ties[1], a, ties[0]), _selected(ties[1], e, ties[0]), equal_nan=True,
+                                   rtol=0, atol=0)
+      elif values:
+        torch.testing.assert_close(a, e, equal_nan=True, **_tolerance(e.dtype, tol))
     elif values:
       assert a == e or (a != a and e != e), f'output {i}: {a!r}, eager {e!r}'
 
 
 def run_sample(op, sample, dtype, tol=None):
   """Runs one sample on both sides; returns (kind, fallbacks, detail)."""
-  tol = tol or TOLERANCES.get(dtype, dict(rtol=0, atol=0))
   sample = _parts(sample)
   cpu_sample = _detached_clone(sample)
   torch.manual_seed(0)
@@ -129,7 +166,7 @@ def run_sample(op, sample, dtype, tol=None):
     expected = _call(op, cpu_sample)
   except Exception:
     return None
-  random = _is_random(op, sample, expected)
+  random = op.name in UNINITIALIZED or _is_random(op, sample, expected)
   dev_sample = _to_device(_detached_clone(sample))
   xm.mark_step()
   met.clear_counters()
@@ -140,7 +177,8 @@ def run_sample(op, sample, dtype, tol=None):
   except Exception as e:
     return 'error', (), f'{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ""}'
   try:
-    _compare(actual, expected, tol, values=not random)
+    ties = (op.name, cpu_sample) if op.name in TIE_INDEX_OUTPUTS else None
+    _compare(actual, expected, tol, values=not random, ties=ties)
   except AssertionError as e:
     return 'wrong', fallbacks, str(e).replace('\n', ' ')[:300]
   return ('fallback' if fallbacks else 'lowered'), fallbacks, ''
@@ -166,11 +204,96 @@ def run_opinfo(op, dtype, max_samples=3, tol=None):
   return Outcome(worst, tuple(sorted(fallbacks)), detail, ran)
 
 
+def _weights_like(tree, seed=3):
+  """A fixed, non-uniform upstream gradient for each floating output."""
+  g = torch.Generator().manual_seed(seed)
+  return [torch.randn(t.shape, generator=g).to(t.dtype) if isinstance(t, torch.Tensor) and
+          t.is_floating_point() and t.requires_grad else None for t in pytree.tree_leaves(tree)]
+
+
+def _grads(op, parts, weights=None):
+  """The output of the sample and the gradients of its leaves that require grad."""
+  leaves = [x for x in pytree.tree_leaves(parts) if isinstance(x, torch.Tensor) and x.requires_grad]
+  out = _call(op, parts)
+  outs = pytree.tree_leaves(out)
+  if weights is None:
+    weights = _weights_like(out)
+  loss = None
+  for o, w in zip(outs, weights):
+    if w is None or not isinstance(o, torch.Tensor) or not o.requires_grad:
+      continue
+    term = (o * w.to(o.device)).sum()
+    loss = term if loss is None else loss + term
+  if loss is None or not leaves:
+    return None, weights
+  grads = torch.autograd.grad(loss, leaves, allow_unused=True)
+  return [g if g is not None else torch.zeros_like(x) for g, x in zip(grads, leaves)], weights
+
+
+def _leaf_copy(tree, to_device):
+  def copy(x):
+    if not isinstance(x, torch.Tensor):
+      return x
+    y = x.detach().clone()
+    if to_device:
+      y = y.to(DEV)
+    return y.requires_grad_(x.requires_grad)
+  return pytree.tree_map(copy, tree)
+
+
+def run_grad_sample(op, sample, dtype, tol=None):
+  """The gradients of one sample's outputs (weighted sum) on both sides; returns
+  (kind, fallbacks, detail), or None where eager has no gradient to compare."""
+  parts = _parts(sample)
+  try:
+    torch.manual_seed(0)
+    values = _call(op, _detached_clone(parts))
+    if _is_random(op, _detached_clone(parts), values):
+      return None  # a random op's gradients differ with its draws
+    expected, weights = _grads(op, _leaf_copy(parts, False))
+  except Exception:
+    return None
+  if expected is None:
+    return None
+  dev_parts = _leaf_copy(parts, True)
+  xm.mark_step()
+  met.clear_counters()
+  try:
+    actual, _ = _grads(op, dev_parts, weights)
+    fallbacks = tuple(sorted(n for n in met.counter_names() if n.startswith('aten::')))
+    actual = _to_cpu(actual)
+  except Exception as e:
+    return 'error', (), f'{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ""}'
+  try:
+    _compare(actual, expected, tol)
+  except AssertionError as e:
+    return 'wrong', fallbacks, 'gradient: ' + str(e).replace('\n', ' ')[:300]
+  return ('fallback' if fallbacks else 'lowered'), fallbacks, ''
+
+
+def run_opinfo_grad(op, dtype=torch.float32, max_samples=1, tol=None):
+  samples = op.sample_inputs('cpu', dtype, requires_grad=True)
+  worst, fallbacks, detail, ran = 'none', set(), '', 0
+  for sample in samples:
+    if ran >= max_samples:
+      break
+    r = run_grad_sample(op, sample, dtype, tol)
+    if r is None:
+      continue
+    ran += 1
+    kind, fb, d = r
+    fallbacks.update(fb)
+    if worst == 'none' or _RANK[kind] > _RANK[worst]:
+      worst, detail = kind, d
+  return Outcome(worst, tuple(sorted(fallbacks)), detail, ran)
+
+
 def main():
   parser = argparse.ArgumentParser()
   parser.add_argument('--dtype', default='float32')
   parser.add_argument('--samples', type=int, default=3)
   parser.add_argument('--only', default='')
+  parser.add_argument('--grad', action='store_true', help='gradients instead of values')
   args = parser.parse_args()
   dtype = getattr(torch, args.dtype)
   only = set(filter(None, args.only.split(',')))
@@ -182,7 +305,12 @@ def main():
       continue
     t0 = time.time()
     try:
-      out = run_opinfo(op, dtype, args.samples)
+      if args.grad:
+        if not op.supports_autograd:
+          continue
+        out = run_opinfo_grad(op, dtype, 1)
+      else:
+        out = run_opinfo(op, dtype, args.samples)
     except Exception as e:
       out = Outcome('error', detail=f'harness: {type(e).__name__}: {e}'[:300])
     counts[out.kind] = counts.get(out.kind, 0) + 1
