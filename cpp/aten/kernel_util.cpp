@@ -1,5 +1,7 @@
 #include "aten/kernel_util.h"
 
+#include <algorithm>
+
 #include <c10/core/DefaultDtype.h>
 
 namespace torch_xla {
@@ -41,6 +43,31 @@ std::vector<int64_t> KeepDims(const std::vector<int64_t>& dims, const std::vecto
   std::vector<int64_t> out = dims;
   for (int64_t d : reduced) out[d] = 1;
   return out;
+}
+
+ir::Value ReduceBroadcast(ir::ReduceKind kind, const ir::Value& v, const std::vector<int64_t>& dims) {
+  ir::Value r = ir::Reduce(kind, v, dims);
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < v.shape().rank(); ++i)
+    if (std::find(dims.begin(), dims.end(), i) == dims.end()) kept.push_back(i);
+  return ir::BroadcastInDim(r, v.shape().dims, kept);
+}
+
+ir::Value SoftmaxOf(const ir::Value& x, int64_t dim) {
+  ir::Value max = ReduceBroadcast(ir::ReduceKind::kMax, x, {dim});
+  ir::Value e = ir::Unary(ir::op::kExp, Sub(x, max));
+  return Div(e, ReduceBroadcast(ir::ReduceKind::kSum, e, {dim}));
+}
+
+void CheckFloatingArg(const at::Tensor& t, const char* op, const char* what) {
+  TORCH_CHECK(at::isFloatingType(t.scalar_type()), op, ": expected a floating point ", what, ", got ",
+              DescribeTensor(t));
+}
+
+std::string SizesString(at::IntArrayRef sizes) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
 }
 
 }  // namespace torch_xla

@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "aten/bridge.h"
@@ -65,6 +66,18 @@ std::vector<ir::Value> BroadcastOperands(std::initializer_list<const at::Tensor*
 
 // The default floating type (torch.get_default_dtype()) as an element type.
 runtime::ElementType DefaultFloatType();
+
+// Reduces `dims` of `v` and broadcasts the result back to v's shape.
+ir::Value ReduceBroadcast(ir::ReduceKind kind, const ir::Value& v, const std::vector<int64_t>& dims);
+
+// Softmax of `x` along `dim` (max-subtracted).
+ir::Value SoftmaxOf(const ir::Value& x, int64_t dim);
+
+// Raises "<op>: expected a floating point <what>, got <tensor>" unless `t` is floating.
+void CheckFloatingArg(const at::Tensor& t, const char* op, const char* what);
+
+// "[2, 3]" for messages.
+std::string SizesString(at::IntArrayRef sizes);
 
 // dims with the reduced dimensions set to 1 (for keepdim=True).
 std::vector<int64_t> KeepDims(const std::vector<int64_t>& dims, const std::vector<int64_t>& reduced);
