@@ -187,13 +187,14 @@ def run_sample(op, sample, dtype, tol=None):
 _RANK = {'lowered': 0, 'fallback': 1, 'wrong': 2, 'error': 3}
 
 
-def run_opinfo(op, dtype, max_samples=3, tol=None):
-  samples = op.sample_inputs('cpu', dtype, requires_grad=False)
+def _worst_outcome(samples, run_one, max_samples):
+  """Runs samples until `max_samples` of them ran on both sides (run_one gives None for
+  one that eager cannot run); the worst of their outcomes."""
   worst, fallbacks, detail, ran = 'none', set(), '', 0
-  for i, sample in enumerate(samples):
-    if i >= max_samples:
+  for sample in samples:
+    if ran >= max_samples:
       break
-    r = run_sample(op, sample, dtype, tol)
+    r = run_one(sample)
     if r is None:
       continue
     ran += 1
@@ -202,6 +203,12 @@ def run_opinfo(op, dtype, max_samples=3, tol=None):
     if worst == 'none' or _RANK[kind] > _RANK[worst]:
       worst, detail = kind, d
   return Outcome(worst, tuple(sorted(fallbacks)), detail, ran)
+
+
+def run_opinfo(op, dtype, max_samples=3, tol=None):
+  """The values of the op's first `max_samples` samples that run in eager."""
+  samples = op.sample_inputs('cpu', dtype, requires_grad=False)
+  return _worst_outcome(samples, lambda sample: run_sample(op, sample, dtype, tol), max_samples)
 
 
 def _weights_like(tree, seed=3):
@@ -272,20 +279,9 @@ def run_grad_sample(op, sample, dtype, tol=None):
 
 
 def run_opinfo_grad(op, dtype=torch.float32, max_samples=1, tol=None):
+  """The gradients of the op's first `max_samples` samples that have one in eager."""
   samples = op.sample_inputs('cpu', dtype, requires_grad=True)
-  worst, fallbacks, detail, ran = 'none', set(), '', 0
-  for sample in samples:
-    if ran >= max_samples:
-      break
-    r = run_grad_sample(op, sample, dtype, tol)
-    if r is None:
-      continue
-    ran += 1
-    kind, fb, d = r
-    fallbacks.update(fb)
-    if worst == 'none' or _RANK[kind] > _RANK[worst]:
-      worst, detail = kind, d
-  return Outcome(worst, tuple(sorted(fallbacks)), detail, ran)
+  return _worst_outcome(samples, lambda sample: run_grad_sample(op, sample, dtype, tol), max_samples)
 
 
 def main():
