@@ -1,6 +1,7 @@
 """3-D pooling (max, avg, adaptive avg and max), fractional max pooling (2-D, 3-D, with
 given samples), max_unpool3d, interpolation (nearest and nearest-exact 1-D to 3-D,
-linear, trilinear, bicubic, antialiased bilinear), channel_shuffle, unfold on an empty
+linear, trilinear, bicubic, antialiased bilinear), grid sampling (2-D, 3-D, every mode
+and padding), channel_shuffle, unfold on an empty
 batch and negative replication padding on the XLA device against eager CPU: values,
 indices, input gradients, no CPU fallback, and errors that name the op."""
 import pytest
@@ -193,6 +194,38 @@ def test_upsample_bad_sizes_raise():
 
 
 # ---------------------------------------------------------------------------------
+# grid sampling
+
+def _grid(shape, seed):
+  # a little beyond [-1, 1]: some taps fall outside the input
+  return torch.rand(shape, generator=torch.Generator().manual_seed(seed)) * 2.4 - 1.2
+
+
+@pytest.mark.parametrize('align_corners', [False, True], ids=str)
+@pytest.mark.parametrize('padding_mode', ['zeros', 'border', 'reflection'])
+@pytest.mark.parametrize('mode', ['bilinear', 'nearest', 'bicubic'])
+def test_grid_sample_2d(mode, padding_mode, align_corners):
+  fn = lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+  x, g = make((2, 3, 5, 6), torch.float32), _grid((2, 4, 3, 2), 5)
+  check_grad(fn, x, g, ops=('grid_sampler_2d', 'grid_sampler_2d_backward'), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize('align_corners', [False, True], ids=str)
+@pytest.mark.parametrize('padding_mode', ['zeros', 'border', 'reflection'])
+@pytest.mark.parametrize('mode', ['bilinear', 'nearest'])
+def test_grid_sample_3d(mode, padding_mode, align_corners):
+  fn = lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+  x, g = make((2, 2, 3, 4, 5), torch.float32), _grid((2, 3, 2, 4, 3), 6)
+  check_grad(fn, x, g, ops=('grid_sampler_3d', 'grid_sampler_3d_backward'), rtol=1e-4, atol=1e-4)
+
+
+def test_grid_sample_bad_grid_raises():
+  x = torch.randn(1, 1, 4, 4, device=DEV)
+  with pytest.raises(RuntimeError, match='grid_sampler_2d: .*size 2 in last dimension'):
+    torch.ops.aten.grid_sampler_2d(x, torch.zeros(1, 3, 3, 3, device=DEV), 0, 0, False)
+
+
+# ---------------------------------------------------------------------------------
 # channel_shuffle, unfold on an empty batch, negative replication padding
 
 @pytest.mark.parametrize('dtype', FLOATS + [torch.int64], ids=ids)
@@ -283,6 +316,17 @@ COUNTER_CASES = {
     'fractional_max_pool3d_backward': (_grad_case(_frac(3), (1, 2, 6, 6, 6)), 'fractional_max_pool3d_backward'),
     'max_unpool3d': (lambda: F.max_unpool3d(*F.max_pool3d(torch.randn(1, 1, 4, 4, 4, device=DEV), 2,
                                                           return_indices=True), 2), 'max_unpool3d'),
+    'grid_sampler_2d': (lambda: F.grid_sample(torch.randn(1, 2, 4, 4, device=DEV), torch.rand(1, 3, 3, 2, device=DEV),
+                                              align_corners=False), 'grid_sampler_2d'),
+    'grid_sampler_2d_backward': (_grad_case(lambda t: F.grid_sample(t, torch.rand(1, 3, 3, 2, device=DEV),
+                                                                    align_corners=False), (1, 2, 4, 4)),
+                                 'grid_sampler_2d_backward'),
+    'grid_sampler_3d': (lambda: F.grid_sample(torch.randn(1, 2, 3, 4, 4, device=DEV),
+                                              torch.rand(1, 2, 3, 3, 3, device=DEV), align_corners=False),
+                        'grid_sampler_3d'),
+    'grid_sampler_3d_backward': (_grad_case(lambda t: F.grid_sample(t, torch.rand(1, 2, 3, 3, 3, device=DEV),
+                                                                    align_corners=False), (1, 2, 3, 4, 4)),
+                                 'grid_sampler_3d_backward'),
     'channel_shuffle': (lambda: F.channel_shuffle(torch.randn(1, 4, 2, 2, device=DEV), 2), 'channel_shuffle'),
     **_interp_cases(),
 }

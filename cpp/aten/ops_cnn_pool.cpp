@@ -572,6 +572,132 @@ at::Tensor AvgPoolBackward(const char* op, const at::Tensor& grad_output, const 
                     device);
 }
 
+// Per-dimension values ([o_a], or [.., o_a] with the leading dimensions of `od`)
+// broadcast to od at their dimension.
+Value AtDim(const Value& v, const std::vector<int64_t>& od, int64_t dim) {
+  int64_t vr = v.shape().rank();
+  std::vector<int64_t> bdims;
+  for (int64_t i = 0; i < vr - 1; ++i) bdims.push_back(i);
+  bdims.push_back(dim);
+  return ir::BroadcastInDim(v, od, bdims);
+}
+
+// The flat index of per-dimension positions (see AtDim), shaped od.
+Value FlatIndexIn(const std::vector<Value>& pos, const std::vector<int64_t>& od,
+                  const std::vector<int64_t>& in_sizes) {
+  int64_t n = static_cast<int64_t>(pos.size()), r = static_cast<int64_t>(od.size());
+  Value flat;
+  for (int64_t a = 0; a < n; ++a) {
+    Value p = AtDim(pos[a], od, r - n + a);
+    flat = flat ? Add(Mul(flat, S64(static_cast<double>(in_sizes[a]), od)), p) : p;
+  }
+  return flat;
+}
+
+// One window offset along one dimension: its position in every window (see AtDim),
+// whether that lies inside the window, and the one-hot [(..,) o, in] mask selecting it.
+struct WindowTap {
+  Value pos, valid, mask;
+};
+
+// Calls visit(elements, taps) for every offset tuple of windows given per dimension by
+// their taps (windows[a]: one tap per offset along dimension a), `elements` being the
+// element of every window at those taps ([.., o1, .., on]), gathered by SelectSum
+// dimension by dimension (a prefix's gathers shared by its offsets). Row-major order:
+// the last dimension's offset moves fastest, as in PyTorch's loops.
+void ForEachTap(const Value& x, const std::vector<std::vector<WindowTap>>& windows,
+                const std::function<void(const Value&, const std::vector<const WindowTap*>&)>& visit) {
+  int64_t n = static_cast<int64_t>(windows.size()), r = x.shape().rank();
+  std::vector<const WindowTap*> chosen(n);
+  std::function<void(int64_t, const Value&)> walk = [&](int64_t a, const Value& partial) {
+    if (a == n) return visit(partial, chosen);
+    for (const WindowTap& t : windows[a]) {
+      chosen[a] = &t;
+      walk(a + 1, SelectSum(partial, r - n + a, t.mask));
+    }
+  };
+  walk(0, x);
+}
+
+// The output dimensions of pooling x over `windows`.
+std::vector<int64_t> TapOutDims(const Value& x, const std::vector<std::vector<WindowTap>>& windows) {
+  int64_t n = static_cast<int64_t>(windows.size()), r = x.shape().rank();
+  std::vector<int64_t> od = x.shape().dims;
+  for (int64_t a = 0; a < n; ++a) od[r - n + a] = windows[a][0].pos.shape().dims.back();
+  return od;
+}
+
+// Whether all the chosen taps lie inside their windows, shaped od.
+Value TapsValid(const std::vector<const WindowTap*>& chosen, const std::vector<int64_t>& od) {
+  int64_t n = static_cast<int64_t>(chosen.size()), r = static_cast<int64_t>(od.size());
+  Value valid;
+  for (int64_t b = 0; b < n; ++b) {
+    Value ok = AtDim(chosen[b]->valid, od, r - n + b);
+    valid = valid ? ir::Binary(ir::op::kAnd, valid, ok) : ok;
+  }
+  return valid;
+}
+
+// The running maximum and its flat index over the windows' taps: the first maximum
+// wins, a NaN always wins. The index starts at the windows' `first` positions.
+std::pair<Value, Value> MaxOverTaps(const Value& x, const std::vector<std::vector<WindowTap>>& windows,
+                                    const std::vector<Value>& first) {
+  std::vector<int64_t> od = TapOutDims(x, windows);
+  std::vector<int64_t> in_sizes = LastN(x.shape().dims, static_cast<int64_t>(windows.size()));
+  Value best = Full(-std::numeric_limits<double>::infinity(), x.shape().type, od);
+  Value best_index = FlatIndexIn(first, od, in_sizes);
+  ForEachTap(x, windows, [&](const Value& v, const std::vector<const WindowTap*>& chosen) {
+    std::vector<Value> pos;
+    for (const WindowTap* t : chosen) pos.push_back(t->pos);
+    Value take = ir::Binary(ir::op::kOr, Cmp(CompareDirection::kGt, v, best), Cmp(CompareDirection::kNe, v, v));
+    take = ir::Binary(ir::op::kAnd, take, TapsValid(chosen, od));
+    best = ir::Select(take, v, best);
+    best_index = ir::Select(take, FlatIndexIn(pos, od, in_sizes), best_index);
+  });
+  return {best, best_index};
+}
+
+// The taps of adaptive pooling windows: windows[a][i] is offset i of every window of
+// dimension a.
+std::vector<std::vector<WindowTap>> AdaptiveTaps(const at::Tensor& self, at::IntArrayRef output_size, int64_t n,
+                                                 std::vector<Value>* first) {
+  int64_t r = self.dim();
+  std::vector<std::vector<WindowTap>> windows(n);
+  for (int64_t a = 0; a < n; ++a) {
+    AdaptiveDim ad = AdaptiveWindows(self.size(r - n + a), output_size[a]);
+    if (first) first->push_back(ad.start);
+    for (int64_t i = 0; i < ad.kmax; ++i) {
+      auto [pos, valid] = AdaptiveOffset(ad, i);
+      windows[a].push_back({pos, valid, PositionMask(pos, valid, ad.in)});
+    }
+  }
+  return windows;
+}
+
+// adaptive_avg_pool3d in bf16/f16 as PyTorch's CPU kernel computes it: the window's
+// sum accumulated in the input's type, tap by tap, then divided by the window's extent
+// along each dimension in turn, rounding after each operation (an f32 sum differs by
+// up to a few bf16 ulps).
+Value AdaptiveAvgPoolRounded(const at::Tensor& self, const Value& x, at::IntArrayRef output_size, int64_t n) {
+  ElementType type = x.shape().type;
+  const ElementType f = ElementType::kF32;
+  auto rounded = [&](const Value& v) { return ir::Convert(ir::Convert(v, type), f); };
+  std::vector<std::vector<WindowTap>> windows = AdaptiveTaps(self, output_size, n, nullptr);
+  Value xf = ir::Convert(x, f);
+  std::vector<int64_t> od = TapOutDims(xf, windows);
+  Value zero = Full(0, f, od);
+  Value sum = zero;
+  ForEachTap(xf, windows, [&](const Value& v, const std::vector<const WindowTap*>& chosen) {
+    sum = rounded(Add(sum, ir::Select(TapsValid(chosen, od), v, zero)));
+  });
+  int64_t r = self.dim();
+  for (int64_t a = 0; a < n; ++a) {
+    AdaptiveDim ad = AdaptiveWindows(self.size(r - n + a), output_size[a]);
+    sum = rounded(Div(sum, AtDim(ir::Convert(Sub(ad.end, ad.start), f), od, r - n + a)));
+  }
+  return ir::Convert(sum, type);
+}
+
 at::Tensor AdaptiveAvgPool(const char* op, const at::Tensor& self, int64_t n, at::IntArrayRef output_size) {
   TORCH_CHECK(static_cast<int64_t>(output_size.size()) == n, op, ": output_size must be ", n, ", got ",
               ListString(output_size));
@@ -586,6 +712,7 @@ at::Tensor AdaptiveAvgPool(const char* op, const at::Tensor& self, int64_t n, at
   ElementType acc = AccumulationType(type);
   int64_t r = self.dim();
   return AtenFromIr(Checked(op, [&] {
+                      if (n == 3 && acc != type) return AdaptiveAvgPoolRounded(self, x->GetIrValue(), output_size, n);
                       Value v = ir::Convert(x->GetIrValue(), acc);
                       // the last dimension first: its dot needs no transpose
                       for (int64_t a = n - 1; a >= 0; --a)
@@ -620,73 +747,6 @@ at::Tensor AdaptiveAvgPoolBackward(const char* op, const at::Tensor& grad_output
                     device);
 }
 
-// Per-dimension values ([o_a], or [.., o_a] with the leading dimensions of `od`)
-// broadcast to od at their dimension.
-Value AtDim(const Value& v, const std::vector<int64_t>& od, int64_t dim) {
-  int64_t vr = v.shape().rank();
-  std::vector<int64_t> bdims;
-  for (int64_t i = 0; i < vr - 1; ++i) bdims.push_back(i);
-  bdims.push_back(dim);
-  return ir::BroadcastInDim(v, od, bdims);
-}
-
-// The flat index of per-dimension positions (see AtDim), shaped od.
-Value FlatIndexIn(const std::vector<Value>& pos, const std::vector<int64_t>& od,
-                  const std::vector<int64_t>& in_sizes) {
-  int64_t n = static_cast<int64_t>(pos.size()), r = static_cast<int64_t>(od.size());
-  Value flat;
-  for (int64_t a = 0; a < n; ++a) {
-    Value p = AtDim(pos[a], od, r - n + a);
-    flat = flat ? Add(Mul(flat, S64(static_cast<double>(in_sizes[a]), od)), p) : p;
-  }
-  return flat;
-}
-
-// One window offset along one dimension: its position in every window (see AtDim),
-// whether that lies inside the window, and the one-hot [(..,) o, in] mask selecting it.
-struct WindowTap {
-  Value pos, valid, mask;
-};
-
-// The running maximum and its flat index over windows given per dimension by their
-// taps (windows[a]: one tap per offset along dimension a): for each offset tuple, the
-// element of every window at those positions, gathered by SelectSum dimension by
-// dimension (a prefix's gathers shared by its offsets); the first maximum wins, a NaN
-// always wins. The index starts at the windows' `first` positions.
-std::pair<Value, Value> MaxOverTaps(const Value& x, const std::vector<std::vector<WindowTap>>& windows,
-                                    const std::vector<Value>& first) {
-  int64_t n = static_cast<int64_t>(windows.size()), r = x.shape().rank();
-  std::vector<int64_t> od = x.shape().dims;
-  std::vector<int64_t> in_sizes = LastN(od, n);
-  for (int64_t a = 0; a < n; ++a) od[r - n + a] = windows[a][0].pos.shape().dims.back();
-  Value best = Full(-std::numeric_limits<double>::infinity(), x.shape().type, od);
-  Value best_index = FlatIndexIn(first, od, in_sizes);
-  std::vector<const WindowTap*> chosen(n);
-  std::function<void(int64_t, const Value&)> walk = [&](int64_t a, const Value& partial) {
-    if (a == n) {
-      std::vector<Value> pos;
-      Value valid;
-      for (int64_t b = 0; b < n; ++b) {
-        pos.push_back(chosen[b]->pos);
-        Value ok = AtDim(chosen[b]->valid, od, r - n + b);
-        valid = valid ? ir::Binary(ir::op::kAnd, valid, ok) : ok;
-      }
-      Value take = ir::Binary(ir::op::kOr, Cmp(CompareDirection::kGt, partial, best),
-                              Cmp(CompareDirection::kNe, partial, partial));
-      take = ir::Binary(ir::op::kAnd, take, valid);
-      best = ir::Select(take, partial, best);
-      best_index = ir::Select(take, FlatIndexIn(pos, od, in_sizes), best_index);
-      return;
-    }
-    for (const WindowTap& t : windows[a]) {
-      chosen[a] = &t;
-      walk(a + 1, SelectSum(partial, r - n + a, t.mask));
-    }
-  };
-  walk(0, x);
-  return {best, best_index};
-}
-
 std::tuple<at::Tensor, at::Tensor> AdaptiveMaxPool(const char* op, const at::Tensor& self, int64_t n,
                                                    at::IntArrayRef output_size) {
   TORCH_CHECK(static_cast<int64_t>(output_size.size()) == n, op, ": internal error: output_size.size() must be ", n,
@@ -699,18 +759,10 @@ std::tuple<at::Tensor, at::Tensor> AdaptiveMaxPool(const char* op, const at::Ten
   XlaTensorPtr x = GetXlaTensor(self, op);
   int64_t r = self.dim();
   return Checked(op, [&] {
-    std::vector<std::vector<WindowTap>> windows(n);
     std::vector<Value> first;
+    std::vector<std::vector<WindowTap>> windows = AdaptiveTaps(self, output_size, n, &first);
     int64_t taps = 1;
-    for (int64_t a = 0; a < n; ++a) {
-      AdaptiveDim ad = AdaptiveWindows(self.size(r - n + a), output_size[a]);
-      first.push_back(ad.start);
-      for (int64_t i = 0; i < ad.kmax; ++i) {
-        auto [pos, valid] = AdaptiveOffset(ad, i);
-        windows[a].push_back({pos, valid, PositionMask(pos, valid, ad.in)});
-      }
-      taps *= ad.kmax;
-    }
+    for (const auto& w : windows) taps *= static_cast<int64_t>(w.size());
     auto [best, best_index] = MaxOverTaps(x->GetIrValue(), windows, first);
     // computed once, not fused into (and recomputed by) each consumer of the indices
     if (taps > 1) best_index = ir::Materialize(best_index);
