@@ -1,7 +1,12 @@
 // Reflection and replication padding (1-d to 3-d) and their backward formulas, built
 // from slices, reversals, broadcasts and concatenation: each padded dimension is
-// handled in turn, the last `k` dimensions for a k-d pad.
+// handled in turn, the last `k` dimensions for a k-d pad. Replication padding may be
+// negative, as in eager: output[i] = input[clamp(i - low, 0, n - 1)], so a negative side
+// crops; the positive sides are padded first and the negative ones cropped after (the
+// backward zero-pads the cropped sides back, then folds the positive ones).
 #include <ATen/ATen.h>
+
+#include <algorithm>
 
 #include "XLANativeFunctions.h"
 #include "aten/kernel_util.h"
@@ -44,13 +49,15 @@ std::vector<PadDim> PadDims(const at::Tensor& self, at::IntArrayRef padding, int
     // padding lists the last dimension first.
     int64_t d = self.dim() - 1 - i;
     int64_t low = padding[2 * i], high = padding[2 * i + 1], n = self.size(d);
-    TORCH_CHECK(low >= 0 && high >= 0, op, ": negative padding ", padding, " is not supported on the XLA device");
     if (mode == Mode::kReflect) {
+      TORCH_CHECK(low >= 0 && high >= 0, op, ": negative padding ", padding, " is not supported on the XLA device");
       TORCH_CHECK(low < n && high < n, op, ": padding size should be less than the corresponding input dimension, but "
                   "got: padding (", low, ", ", high, ") at dimension ", d, " of input ", DescribeTensor(self));
     } else {
       TORCH_CHECK(n > 0 || (low == 0 && high == 0), op, ": cannot pad an empty dimension ", d, " of input ",
                   DescribeTensor(self));
+      TORCH_CHECK(n + low + high > 0 || n == 0, op, ": input ", DescribeTensor(self), " is too small at dimension ", d,
+                  " for padding (", low, ", ", high, "): calculated output size ", n + low + high);
     }
     dims.push_back(PadDim{d, low, high});
   }
@@ -58,7 +65,8 @@ std::vector<PadDim> PadDims(const at::Tensor& self, at::IntArrayRef padding, int
 }
 
 Value PadForward(Value v, const std::vector<PadDim>& dims, Mode mode) {
-  for (const PadDim& p : dims) {
+  for (const PadDim& signed_pad : dims) {
+    PadDim p{signed_pad.dim, std::max<int64_t>(signed_pad.low, 0), std::max<int64_t>(signed_pad.high, 0)};
     int64_t n = v.shape().dims[p.dim];
     std::vector<Value> parts;
     if (p.low > 0) {
@@ -80,7 +88,9 @@ Value PadForward(Value v, const std::vector<PadDim>& dims, Mode mode) {
         parts.push_back(ir::Broadcast(SliceAlong(v, p.dim, n - 1, n), dims_out));
       }
     }
-    v = ir::Concatenate(parts, p.dim);
+    v = parts.size() == 1 ? v : ir::Concatenate(parts, p.dim);
+    int64_t crop_low = std::max<int64_t>(-signed_pad.low, 0), crop_high = std::max<int64_t>(-signed_pad.high, 0);
+    if (crop_low > 0 || crop_high > 0) v = SliceAlong(v, p.dim, crop_low, v.shape().dims[p.dim] - crop_high);
   }
   return v;
 }
@@ -88,7 +98,9 @@ Value PadForward(Value v, const std::vector<PadDim>& dims, Mode mode) {
 // The adjoint of PadForward: the padded borders fold back onto the positions they copied.
 Value PadBackward(Value g, const std::vector<PadDim>& dims, Mode mode) {
   for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
-    const PadDim& p = *it;
+    int64_t crop_low = std::max<int64_t>(-it->low, 0), crop_high = std::max<int64_t>(-it->high, 0);
+    if (crop_low > 0 || crop_high > 0) g = PadAlong(g, it->dim, crop_low, crop_high);
+    PadDim p{it->dim, std::max<int64_t>(it->low, 0), std::max<int64_t>(it->high, 0)};
     int64_t total = g.shape().dims[p.dim], n = total - p.low - p.high;
     Value r = SliceAlong(g, p.dim, p.low, p.low + n);
     if (p.low > 0) {

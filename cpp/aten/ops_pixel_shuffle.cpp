@@ -1,7 +1,9 @@
 // pixel_shuffle and pixel_unshuffle: a reshape, a transpose and a reshape, any dtype.
 //   shuffle   [*, C r^2, H, W] -> [*, C, r, r, H, W] -> [*, C, H, r, W, r] -> [*, C, H r, W r]
 //   unshuffle [*, C, H r, W r] -> [*, C, H, r, W, r] -> [*, C, r, r, H, W] -> [*, C r^2, H, W]
-// Each is the other's gradient, so autograd needs no backward kernel.
+//   channel_shuffle [N, C, *] -> [N, g, C/g, *] -> [N, C/g, g, *] -> [N, C, *]
+// Each shuffle is the other's gradient (channel_shuffle's is a channel_shuffle with C/g
+// groups), so autograd needs no backward kernel.
 #include <ATen/ATen.h>
 
 #include "XLANativeFunctions.h"
@@ -65,6 +67,25 @@ at::Tensor XLANativeFunctions::pixel_unshuffle(const at::Tensor& self, int64_t d
                       Value split = ir::Reshape(in.v, WithTail(self.sizes(), {c, h / r, r, w / r, r}));
                       Value v = PermuteLastFive(split, {0, 2, 4, 1, 3});
                       return ir::Reshape(v, WithTail(self.sizes(), {c * r * r, h / r, w / r}));
+                    }),
+                    in.device);
+}
+
+at::Tensor XLANativeFunctions::channel_shuffle(const at::Tensor& self, int64_t groups) {
+  XLA_COUNT("channel_shuffle");
+  const char* op = "channel_shuffle";
+  TORCH_CHECK(self.dim() > 2, "channel_shuffle expects input with > 2 dims, but got input with sizes ", self.sizes());
+  TORCH_CHECK(groups > 0, "Number of groups to divide channels in must be positive. Value of groups:", groups);
+  const int64_t c = self.size(1);
+  TORCH_CHECK(c % groups == 0, "Number of channels must be divisible by groups. Got ", c, " channels and ", groups,
+              " groups.");
+  IrInput in = GetIrInput(self, op);
+  return AtenFromIr(Checked(op, [&] {
+                      std::vector<int64_t> split = {self.size(0), groups, c / groups};
+                      split.insert(split.end(), self.sizes().begin() + 2, self.sizes().end());
+                      std::vector<int64_t> perm = {0, 2, 1};
+                      for (int64_t i = 3; i < static_cast<int64_t>(split.size()); ++i) perm.push_back(i);
+                      return ir::Reshape(ir::Transpose(ir::Reshape(in.v, split), perm), self.sizes().vec());
                     }),
                     in.device);
 }
