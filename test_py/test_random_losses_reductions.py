@@ -60,6 +60,11 @@ COUNTER_CASES = {
     'multilabel_margin_loss_backward': (lambda: torch.ops.aten.multilabel_margin_loss_backward(
         torch.ones((), device=DEV), torch.ones(2, 3, device=DEV), torch.tensor([[0, -1, 0], [2, 1, -1]], device=DEV),
         1, torch.ones(2, 3, device=DEV)), 'multilabel_margin_loss_backward'),
+    '_ctc_loss': (lambda: torch.ops.aten._ctc_loss(
+        torch.zeros(4, 1, 3, device=DEV), torch.tensor([[1, 2]], device=DEV), [4], [2]), '_ctc_loss'),
+    '_ctc_loss.Tensor': (lambda: torch.ops.aten._ctc_loss.Tensor(
+        torch.zeros(4, 1, 3, device=DEV), torch.tensor([[1, 2]], device=DEV), torch.tensor([4]), torch.tensor([2])),
+        '_ctc_loss'),
     # cumulative and NaN-aware reductions
     'cummax': (lambda: torch.cummax(torch.ones(3, device=DEV), 0), 'cummax'),
     'cummin': (lambda: torch.cummin(torch.ones(3, device=DEV), 0), 'cummin'),
@@ -316,6 +321,56 @@ def test_multilabel_margin_loss_one_frame():
   for reduction in REDUCTIONS:
     check_grad(lambda a: F.multilabel_margin_loss(a, target.to(a.device), reduction=reduction), x,
                ops=('multilabel_margin_loss_forward', 'multilabel_margin_loss_backward'), **F32_GRAD)
+
+
+def _ctc_inputs(seed=0):
+  g = torch.Generator().manual_seed(seed)
+  log_probs = torch.randn(8, 4, 5, generator=g).log_softmax(-1)
+  # repeated labels (no skip between them), an empty target, a target as long as allowed
+  targets = torch.tensor([[1, 1, 2], [3, 0, 0], [0, 0, 0], [4, 2, 4]])
+  return log_probs, targets, [8, 6, 5, 7], [3, 1, 0, 3]
+
+
+@pytest.mark.parametrize('reduction', REDUCTIONS)
+def test_ctc_loss_int_lists(reduction):
+  lp, tg, il, tl = _ctc_inputs()
+  # the gradient runs PyTorch's _ctc_loss_backward on the CPU from the device's log_alpha
+  check_grad(lambda a: F.ctc_loss(a, tg.to(a.device), il, tl, blank=0, reduction=reduction), lp,
+             ops=('_ctc_loss',), allow=('_ctc_loss_backward',), **F32_GRAD)
+
+
+def test_ctc_loss_cpu_length_tensors_and_concatenated_targets():
+  lp, tg, il, tl = _ctc_inputs(1)
+  flat = torch.cat([tg[i, :n] for i, n in enumerate(tl)])
+  for targets in (tg, flat):
+    check(lambda a, t: F.ctc_loss(a, t, torch.tensor(il), torch.tensor(tl), reduction='none'), lp, targets,
+          ops=('_ctc_loss',))
+    check(lambda a, t: F.ctc_loss(a, t, il, tl, reduction='sum'), lp, targets, ops=('_ctc_loss',))
+
+
+def test_ctc_loss_log_alpha_and_impossible_alignments():
+  lp, tg, il, tl = _ctc_inputs(2)
+  # another blank index; a target too long for its input (3 labels, 2 equal: 4 frames needed)
+  tg[1, :3] = torch.tensor([2, 2, 1])
+  il[1], tl[1] = 3, 3
+  nll, alpha = torch.ops.aten._ctc_loss(lp, tg, il, tl, 4)
+  with lowered('_ctc_loss'):
+    nll_x, alpha_x = torch.ops.aten._ctc_loss(lp.to(DEV), tg.to(DEV), il, tl, 4)
+  torch.testing.assert_close(nll_x.cpu(), nll)
+  assert torch.isinf(nll[1]) and torch.isinf(nll_x[1].cpu())
+  # PyTorch leaves log_alpha uninitialized past each input length and extended target
+  for b in range(4):
+    torch.testing.assert_close(alpha_x[b, :il[b], :2 * tl[b] + 1].cpu(), alpha[b, :il[b], :2 * tl[b] + 1])
+  check(lambda a, t: F.ctc_loss(a, t, il, tl, blank=4, reduction='none', zero_infinity=True), lp, tg,
+        ops=('_ctc_loss',))
+
+
+def test_ctc_loss_bad_arguments():
+  lp, tg, il, tl = _ctc_inputs()
+  with pytest.raises(RuntimeError, match='input_lengths'):
+    torch.ops.aten._ctc_loss(lp.to(DEV), tg.to(DEV), [9, 1, 1, 1], tl)
+  with pytest.raises(RuntimeError, match='blank'):
+    torch.ops.aten._ctc_loss(lp.to(DEV), tg.to(DEV), il, tl, 5)
 
 
 # ---- cumulative and NaN-aware reductions ---------------------------------------------------------

@@ -1,14 +1,16 @@
 // Losses, forward and backward: mse_loss, binary_cross_entropy, soft_margin_loss,
-// multi_margin_loss and multilabel_margin_loss. Reduction 0 is none, 1 mean, 2 sum.
+// multi_margin_loss and multilabel_margin_loss; the CTC loss forward. Reduction 0 is none, 1 mean, 2 sum.
 // Low-precision inputs compute in f32 and round at the end. Class indices in targets
 // are device data: out-of-range targets cannot be reported (PyTorch's CPU kernels raise),
 // they select no class.
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "XLANativeFunctions.h"
 #include "aten/kernel_util.h"
+#include "ir/builder_cnn.h"
 
 namespace torch_xla {
 namespace {
@@ -403,6 +405,193 @@ at::Tensor XLANativeFunctions::multilabel_margin_loss_backward(const at::Tensor&
     grad = Mul(grad, g);
     return AtenFromIr(ir::Convert(ir::Reshape(grad, self.sizes().vec()), m.type), m.device);
   });
+}
+
+// ---- ctc_loss ---------------------------------------------------------------------------------
+// The CTC forward (alpha) recursion of Graves et al. over the extended target l' (blanks
+// around and between the labels, length 2 S + 1), as PyTorch's CPU kernel:
+//   alpha[0][0] = lp[0][blank], alpha[0][1] = lp[0][l'1]
+//   alpha[t][s] = logsumexp(alpha[t-1][s], alpha[t-1][s-1], alpha[t-1][s-2] if l's != l's-2)
+//                 + lp[t][l's]
+//   nll = -logsumexp(alpha[T-1][2S], alpha[T-1][2S-1])
+// The lengths are host integers, so the loop over time unrolls into the graph (max input
+// length steps of element-wise work on [batch, 2 S + 1]); each sample's alpha stops changing
+// after its own input length. log_alpha (for the backward) is -inf outside each sample's
+// input length and extended target (PyTorch leaves those entries uninitialized).
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// A host integer per sample as a [N] s64 value.
+Value HostInts(const std::vector<int64_t>& values) {
+  std::vector<Value> parts;
+  for (int64_t v : values) parts.push_back(ir::Constant(static_cast<double>(v), Shape(ElementType::kS64, {1})));
+  return parts.size() == 1 ? parts[0] : ir::Concatenate(parts, 0);
+}
+
+// logsumexp of values of equal shape, -inf when all are -inf.
+Value LogSumExp(const std::vector<Value>& v) {
+  Value m = v[0];
+  for (size_t i = 1; i < v.size(); ++i) m = ir::Binary(ir::op::kMaximum, m, v[i]);
+  m = ir::Select(ir::Compare(CompareDirection::kEq, m, ScalarLike(kNegInf, m)), ScalarLike(0, m), m);
+  Value sum = ir::Unary(ir::op::kExp, Sub(v[0], m));
+  for (size_t i = 1; i < v.size(); ++i) sum = Add(sum, ir::Unary(ir::op::kExp, Sub(v[i], m)));
+  return Add(ir::Unary(ir::op::kLog, sum), m);
+}
+
+// v shifted by k positions along the last dimension of [N, L], -inf entering.
+Value ShiftRight(const Value& v, int64_t k) {
+  int64_t n = v.shape().dims[0], l = v.shape().dims[1];
+  if (k >= l) return ScalarLike(kNegInf, v);
+  Value pad = ir::Constant(kNegInf, Shape(v.shape().type, {}));
+  return ir::Pad(ir::Slice(v, {0, 0}, {n, l - k}, {1, 1}), pad, {0, k}, {0, 0}, {0, 0});
+}
+
+std::tuple<at::Tensor, at::Tensor> CtcLoss(const at::Tensor& log_probs, const at::Tensor& targets,
+                                           at::IntArrayRef input_lengths, at::IntArrayRef target_lengths, int64_t blank) {
+  const char* op = "ctc_loss";
+  TORCH_CHECK(log_probs.dim() == 3, op, ": expected log_probs [time, batch, classes], got ", DescribeTensor(log_probs));
+  CheckFloating(op, log_probs, "log_probs");
+  int64_t t_max = log_probs.size(0), n = log_probs.size(1), c = log_probs.size(2);
+  TORCH_CHECK(blank >= 0 && blank < c, op, ": blank must be in label range (blank ", blank, ", ", c, " classes)");
+  TORCH_CHECK(static_cast<int64_t>(input_lengths.size()) == n, op, ": input_lengths must be of size batch_size (",
+              input_lengths.size(), " vs ", n, ")");
+  TORCH_CHECK(static_cast<int64_t>(target_lengths.size()) == n, op, ": target_lengths must be of size batch_size (",
+              target_lengths.size(), " vs ", n, ")");
+  TORCH_CHECK(!at::isFloatingType(targets.scalar_type()) && targets.scalar_type() != at::kBool, op,
+              ": expected integer targets, got ", DescribeTensor(targets));
+  int64_t s_max = 0, total = 0, steps = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    TORCH_CHECK(input_lengths[i] >= 0 && input_lengths[i] <= t_max, op, ": Expected input_lengths to have value at most ",
+                t_max, ", but got value ", input_lengths[i], " (sample ", i, ")");
+    TORCH_CHECK(target_lengths[i] >= 0, op, ": target_lengths must be non-negative, got ", target_lengths[i]);
+    s_max = std::max(s_max, target_lengths[i]);
+    steps = std::max(steps, input_lengths[i]);
+    total += target_lengths[i];
+  }
+  bool concatenated = targets.dim() == 1;
+  if (concatenated) {
+    TORCH_CHECK(targets.size(0) >= total, op, ": Expected tensor to have size at least ", total,
+                " at dimension 0, but got ", DescribeTensor(targets));
+  } else {
+    TORCH_CHECK(targets.dim() == 2 && targets.size(0) == n && targets.size(1) >= s_max, op,
+                ": expected targets [batch, >= max target length ", s_max, "] or concatenated, got ",
+                DescribeTensor(targets));
+  }
+  int device = CommonDevice({&log_probs, &targets}, op);
+  ElementType type = ElementTypeOf(log_probs.scalar_type());
+  ElementType acc = AccumulationType(type);
+  return Checked(op, [&] {
+    int64_t l = 2 * s_max + 1;
+    Value lp = IrOperand(log_probs, acc, op);
+    // labels [N, S]: each sample's targets, padded with blanks
+    Value tg = IrOperand(targets, ElementType::kS64, op);
+    Value blank_pad = ir::Constant(static_cast<double>(blank), Shape(ElementType::kS64, {}));
+    Value labels;
+    if (s_max == 0) {
+      labels = ir::Constant(blank, Shape(ElementType::kS64, {n, 0}));
+    } else if (concatenated) {
+      std::vector<Value> rows;
+      int64_t offset = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t len = target_lengths[i];
+        Value row = ir::Slice(tg, {offset}, {offset + len}, {1});
+        row = ir::Pad(row, blank_pad, {0}, {s_max - len}, {0});
+        rows.push_back(ir::Reshape(row, {1, s_max}));
+        offset += len;
+      }
+      labels = n == 1 ? rows[0] : ir::Concatenate(rows, 0);
+    } else {
+      labels = ir::Slice(tg, {0, 0}, {n, s_max}, {1, 1});
+    }
+    // extended labels [N, L]: blank, l1, blank, l2, ..., blank
+    Value blanks = ir::Constant(static_cast<double>(blank), Shape(ElementType::kS64, {n, s_max, 1}));
+    Value pairs = ir::Concatenate({blanks, ir::Reshape(labels, {n, s_max, 1})}, 2);
+    Value prime = ir::Pad(ir::Reshape(pairs, {n, 2 * s_max}), blank_pad, {0, 0}, {0, 1}, {0, 0});
+    // emissions [T, N, L]: lp[t, n, prime[n, s]], by a one-hot select over the classes
+    std::vector<int64_t> tnlc = {t_max, n, l, c};
+    Value onehot = ir::Compare(CompareDirection::kEq, ir::BroadcastInDim(prime, tnlc, {1, 2}),
+                               ir::Iota(Shape(ElementType::kS64, tnlc), 3));
+    Value lp4 = ir::BroadcastInDim(lp, tnlc, {0, 1, 3});
+    Value emit = ir::Materialize(ir::Reduce(ReduceKind::kSum, ir::Select(onehot, lp4, ScalarLike(0, lp4)), {3}));
+    auto emit_at = [&](int64_t t) { return ir::Reshape(ir::Slice(emit, {t, 0, 0}, {t + 1, n, l}, {1, 1, 1}), {n, l}); };
+    // the skip from s - 2 is allowed where l's differs from l's-2 (a label after another label)
+    Value prime_2 = ir::Pad(ir::Slice(prime, {0, 0}, {n, std::max<int64_t>(l - 2, 0)}, {1, 1}), blank_pad, {0, std::min<int64_t>(2, l)},
+                            {0, 0}, {0, 0});
+    Value s_iota = ir::Iota(Shape(ElementType::kS64, {n, l}), 1);
+    Value skip = ir::Binary(ir::op::kAnd, ir::Compare(CompareDirection::kNe, prime, prime_2),
+                            ir::Compare(CompareDirection::kGe, s_iota, ScalarLike(2, s_iota)));
+    Value in_len = ir::BroadcastInDim(HostInts(std::vector<int64_t>(input_lengths.begin(), input_lengths.end())), {n, l}, {0});
+    Value tg_len = ir::BroadcastInDim(HostInts(std::vector<int64_t>(target_lengths.begin(), target_lengths.end())), {n, l}, {0});
+    // positions s < 2 S_n + 1 of each sample's extended target
+    Value in_target = ir::Compare(CompareDirection::kLt, s_iota, Add(Mul(ScalarLike(2, tg_len), tg_len), ScalarLike(1, tg_len)));
+    Value neg_inf = ir::Constant(kNegInf, Shape(acc, {n, l}));
+    std::vector<Value> alphas;
+    Value alpha = ir::Select(ir::Binary(ir::op::kAnd, ir::Compare(CompareDirection::kLt, s_iota, ScalarLike(2, s_iota)), in_target),
+                             emit_at(0), neg_inf);
+    Value live0 = ir::Compare(CompareDirection::kGt, in_len, ScalarLike(0, in_len));
+    alphas.push_back(ir::Select(live0, alpha, neg_inf));
+    for (int64_t t = 1; t < steps; ++t) {
+      Value from_skip = ir::Select(skip, ShiftRight(alpha, 2), neg_inf);
+      Value next = Add(LogSumExp({alpha, ShiftRight(alpha, 1), from_skip}), emit_at(t));
+      next = ir::Select(in_target, next, neg_inf);
+      Value live = ir::Compare(CompareDirection::kGt, in_len, ScalarLike(static_cast<double>(t), in_len));
+      // Computed once into a buffer: fused into its consumers, each step would recompute the
+      // previous ones (XLA fuses element-wise producers into every consumer), and the CPU
+      // compile of 50 steps took 75 s instead of well under a second.
+      alpha = ir::Materialize(ir::Select(live, next, alpha));
+      alphas.push_back(ir::Select(live, next, neg_inf));
+    }
+    // nll = -logsumexp of alpha[len - 1] at 2 S and 2 S - 1 (only 0 for an empty target);
+    // an empty input has likelihood 1 for an empty target, 0 otherwise.
+    Value end = ir::Binary(ir::op::kOr, ir::Compare(CompareDirection::kEq, s_iota, Mul(ScalarLike(2, tg_len), tg_len)),
+                           ir::Compare(CompareDirection::kEq, s_iota, Sub(Mul(ScalarLike(2, tg_len), tg_len), ScalarLike(1, tg_len))));
+    Value final_alpha = ir::Select(end, alpha, neg_inf);
+    Value m = ir::Reduce(ReduceKind::kMax, final_alpha, {1});
+    m = ir::Select(ir::Compare(CompareDirection::kEq, m, ScalarLike(kNegInf, m)), ScalarLike(0, m), m);
+    Value sum = ir::Reduce(ReduceKind::kSum, ir::Unary(ir::op::kExp, Sub(final_alpha, ir::BroadcastInDim(m, {n, l}, {0}))), {1});
+    Value nll = ir::Unary(ir::op::kNegate, Add(ir::Unary(ir::op::kLog, sum), m));
+    Value in_len_n = HostInts(std::vector<int64_t>(input_lengths.begin(), input_lengths.end()));
+    Value tg_len_n = HostInts(std::vector<int64_t>(target_lengths.begin(), target_lengths.end()));
+    Value empty_input_nll = ir::Select(ir::Compare(CompareDirection::kEq, tg_len_n, ScalarLike(0, tg_len_n)),
+                                       ScalarLike(0, nll), ScalarLike(-kNegInf, nll));
+    nll = ir::Select(ir::Compare(CompareDirection::kEq, in_len_n, ScalarLike(0, in_len_n)), empty_input_nll, nll);
+    // log_alpha [N, T, L]
+    std::vector<Value> rows;
+    for (const Value& a : alphas) rows.push_back(ir::Reshape(a, {n, 1, l}));
+    if (steps < t_max) rows.push_back(ir::Constant(kNegInf, Shape(acc, {n, t_max - steps, l})));
+    Value log_alpha = rows.size() == 1 ? rows[0] : ir::Concatenate(rows, 1);
+    return std::make_tuple(AtenFromIr(ir::Convert(nll, type), device),
+                           AtenFromIr(ir::Convert(log_alpha, type), device));
+  });
+}
+
+// Host integers of a lengths tensor (a CPU tensor, or an XLA tensor read back).
+std::vector<int64_t> HostLengths(const at::Tensor& lengths, const char* what) {
+  TORCH_CHECK(at::isIntegralType(lengths.scalar_type(), false), "ctc_loss: ", what, " must be integral, got ",
+              DescribeTensor(lengths));
+  at::Tensor host = lengths.to(at::kCPU, at::kLong).contiguous();
+  return std::vector<int64_t>(host.const_data_ptr<int64_t>(), host.const_data_ptr<int64_t>() + host.numel());
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::_ctc_loss(const at::Tensor& log_probs, const at::Tensor& targets,
+                                                                 at::IntArrayRef input_lengths,
+                                                                 at::IntArrayRef target_lengths, int64_t blank,
+                                                                 bool /*zero_infinity: applied by ctc_loss*/) {
+  XLA_COUNT("_ctc_loss");
+  return CtcLoss(log_probs, targets, input_lengths, target_lengths, blank);
+}
+
+std::tuple<at::Tensor, at::Tensor> XLANativeFunctions::_ctc_loss(const at::Tensor& log_probs, const at::Tensor& targets,
+                                                                 const at::Tensor& input_lengths,
+                                                                 const at::Tensor& target_lengths, int64_t blank,
+                                                                 bool /*zero_infinity*/) {
+  XLA_COUNT("_ctc_loss");
+  std::vector<int64_t> il = HostLengths(input_lengths, "input_lengths");
+  std::vector<int64_t> tl = HostLengths(target_lengths, "target_lengths");
+  return CtcLoss(log_probs, targets, il, tl, blank);
 }
 
 }  // namespace torch_xla
