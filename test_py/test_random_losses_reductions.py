@@ -475,6 +475,20 @@ def test_mode(dtype):
   check(lambda a: torch.mode(a, 0), torch.tensor([2]).to(dtype), ops=('mode',))
 
 
+def test_mode_long_slices():
+  """Past 16 elements PyTorch's CPU kernel (std::sort, unstable) returns the index of some
+  occurrence of the mode; here it is the last one. The values agree."""
+  g = torch.Generator().manual_seed(1)
+  x = torch.randint(0, 4, (6, 40), generator=g).float()
+  expected = torch.mode(x, 1)
+  with lowered('mode'):
+    values, indices = torch.mode(x.to(DEV), 1)
+    values, indices = values.cpu(), indices.cpu()
+  assert torch.equal(values, expected.values)
+  assert torch.equal(x.gather(1, indices[:, None])[:, 0], values)
+  assert torch.equal(indices, torch.stack([(row == v).nonzero().max() for row, v in zip(x, values)]))
+
+
 @pytest.mark.parametrize('dtype', [torch.float32, torch.bfloat16], ids=ids)
 def test_histc(dtype):
   x = make((40,), dtype, seed=6) * 3

@@ -136,8 +136,9 @@ void CheckOrderable(const at::Tensor& self, const char* op) {
 }
 
 // The most frequent value along `d` (the smallest of equally frequent ones) and the
-// index of its last occurrence, as PyTorch's CPU kernel: sort, then find the longest run
-// of equal values. A run starts where a sorted value differs from its predecessor; its
+// index of its last occurrence: sort (stably), then find the longest run of equal values.
+// PyTorch's CPU kernel returns the index at the end of the run after std::sort, which is
+// the last occurrence up to 16 elements and some occurrence beyond. A run starts where a sorted value differs from its predecessor; its
 // start position reaches its end by a running max.
 std::pair<Value, Value> Mode(const Value& v, int64_t d) {
   const Shape& s = v.shape();
