@@ -65,6 +65,13 @@ COUNTER_CASES = {
     '_ctc_loss.Tensor': (lambda: torch.ops.aten._ctc_loss.Tensor(
         torch.zeros(4, 1, 3, device=DEV), torch.tensor([[1, 2]], device=DEV), torch.tensor([4]), torch.tensor([2])),
         '_ctc_loss'),
+    '_ctc_loss_backward': (lambda: torch.ops.aten._ctc_loss_backward(
+        torch.ones(1, device=DEV), torch.zeros(4, 1, 3, device=DEV), torch.tensor([[1, 2]], device=DEV), [4], [2],
+        torch.ones(1, device=DEV), torch.zeros(1, 4, 5, device=DEV), 0), '_ctc_loss_backward'),
+    '_ctc_loss_backward.Tensor': (lambda: torch.ops.aten._ctc_loss_backward.Tensor(
+        torch.ones(1, device=DEV), torch.zeros(4, 1, 3, device=DEV), torch.tensor([[1, 2]], device=DEV),
+        torch.tensor([4]), torch.tensor([2]), torch.ones(1, device=DEV), torch.zeros(1, 4, 5, device=DEV), 0),
+        '_ctc_loss_backward'),
     # cumulative and NaN-aware reductions
     'cummax': (lambda: torch.cummax(torch.ones(3, device=DEV), 0), 'cummax'),
     'cummin': (lambda: torch.cummin(torch.ones(3, device=DEV), 0), 'cummin'),
@@ -334,23 +341,29 @@ def _ctc_inputs(seed=0):
 @pytest.mark.parametrize('reduction', REDUCTIONS)
 def test_ctc_loss_int_lists(reduction):
   lp, tg, il, tl = _ctc_inputs()
-  # the gradient runs PyTorch's _ctc_loss_backward on the CPU from the device's log_alpha
   check_grad(lambda a: F.ctc_loss(a, tg.to(a.device), il, tl, blank=0, reduction=reduction), lp,
-             ops=('_ctc_loss',), allow=('_ctc_loss_backward',), **F32_GRAD)
+             ops=('_ctc_loss', '_ctc_loss_backward'), **F32_GRAD)
 
 
 def test_ctc_loss_cpu_length_tensors_and_concatenated_targets():
+  """Lengths as CPU tensors, as CUDA users pass them. (With reduction='mean', PyTorch's
+  ctc_loss divides the device losses by the CPU target_lengths tensor itself, which the
+  device's div rejects: a non-scalar CPU operand.)"""
   lp, tg, il, tl = _ctc_inputs(1)
   flat = torch.cat([tg[i, :n] for i, n in enumerate(tl)])
   for targets in (tg, flat):
     check(lambda a, t: F.ctc_loss(a, t, torch.tensor(il), torch.tensor(tl), reduction='none'), lp, targets,
           ops=('_ctc_loss',))
-    check(lambda a, t: F.ctc_loss(a, t, il, tl, reduction='sum'), lp, targets, ops=('_ctc_loss',))
+    check(lambda a, t: F.ctc_loss(a, t, il, tl, reduction='mean'), lp, targets, ops=('_ctc_loss',))
+    check_grad(lambda a: F.ctc_loss(a, targets.to(a.device), torch.tensor(il), torch.tensor(tl), reduction='sum'),
+               lp, ops=('_ctc_loss', '_ctc_loss_backward'), **F32_GRAD)
 
 
 def test_ctc_loss_log_alpha_and_impossible_alignments():
   lp, tg, il, tl = _ctc_inputs(2)
-  # another blank index; a target too long for its input (3 labels, 2 equal: 4 frames needed)
+  # another blank index (no target uses it); a target too long for its input (3 labels, 2
+  # equal: 4 frames needed)
+  tg[tg == 4] = 1
   tg[1, :3] = torch.tensor([2, 2, 1])
   il[1], tl[1] = 3, 3
   nll, alpha = torch.ops.aten._ctc_loss(lp, tg, il, tl, 4)
@@ -361,8 +374,14 @@ def test_ctc_loss_log_alpha_and_impossible_alignments():
   # PyTorch leaves log_alpha uninitialized past each input length and extended target
   for b in range(4):
     torch.testing.assert_close(alpha_x[b, :il[b], :2 * tl[b] + 1].cpu(), alpha[b, :il[b], :2 * tl[b] + 1])
-  check(lambda a, t: F.ctc_loss(a, t, il, tl, blank=4, reduction='none', zero_infinity=True), lp, tg,
-        ops=('_ctc_loss',))
+  check_grad(lambda a: F.ctc_loss(a, tg.to(a.device), il, tl, blank=4, reduction='sum', zero_infinity=True), lp,
+             ops=('_ctc_loss', '_ctc_loss_backward'), **F32_GRAD)
+  # without zero_infinity the impossible sample's gradient is not finite, on both sides
+  lp_x = lp.to(DEV).requires_grad_()
+  F.ctc_loss(lp_x, tg.to(DEV), il, tl, blank=4, reduction='none')[1].backward()
+  lp_c = lp.clone().requires_grad_()
+  F.ctc_loss(lp_c, tg, il, tl, blank=4, reduction='none')[1].backward()
+  assert torch.equal(torch.isfinite(lp_x.grad.cpu()), torch.isfinite(lp_c.grad))
 
 
 def test_ctc_loss_bad_arguments():
