@@ -61,6 +61,20 @@ TEST(WhileLoopTest, ZeroTripsKeepsTheInitialValues) {
   EXPECT_TRUE(at::equal(AtenFromIr(out[1], 0).cpu(), at::tensor({5.0f, -2.0f})));
 }
 
+// The graph cache keys on node hashes: loops that differ only inside a region differ.
+TEST(WhileLoopTest, HashCoversTheRegions) {
+  auto lt = [](const std::vector<Value>& c) { return ir::Compare(ir::CompareDirection::kLt, c[0], S64(3)); };
+  auto adding = [](double step) {
+    return [step](const std::vector<Value>& c) { return std::vector<Value>{ir::Binary(ir::op::kAdd, c[0], S64(step))}; };
+  };
+  Value one = ir::While({S64(0)}, lt, adding(1))[0];
+  Value one_again = ir::While({S64(0)}, lt, adding(1))[0];
+  Value two = ir::While({S64(0)}, lt, adding(2))[0];
+  EXPECT_EQ(one.hash(), one_again.hash());
+  EXPECT_NE(one.hash(), two.hash());
+  EXPECT_EQ(AtenFromIr(two, 0).cpu().item<int64_t>(), 4);
+}
+
 std::string MessageOf(const std::function<void()>& body) {
   try {
     body();

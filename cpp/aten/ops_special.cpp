@@ -1,9 +1,11 @@
 // Special functions (torch.special and their torch.* spellings): modified Bessel
 // functions, the normal distribution's quantile and log-CDF, erfcx, zeta and polygamma,
-// nextafter, frexp. Each is built from element-wise IR ops with the approximations
-// PyTorch's CPU kernels use (ATen/native/Math.h: the Cephes polynomials and Chebyshev
-// series, their ranges and coefficients), so that results agree with eager PyTorch to
-// a few ulps. bf16/f16 compute in f32 and round once at the end, as PyTorch's CPU
+// nextafter, frexp, the orthogonal polynomials (Chebyshev, Hermite, Laguerre, Legendre)
+// and the regularized incomplete gamma functions. Each is built from element-wise IR ops
+// with the approximations PyTorch's CPU kernels use (ATen/native/Math.h: the Cephes
+// polynomials and Chebyshev series, their ranges and coefficients), so that results
+// agree with eager PyTorch to a few ulps. Recurrences and series whose length depends on
+// the data run in a device loop (ElementwiseLoop, over ir::While). bf16/f16 compute in f32 and round once at the end, as PyTorch's CPU
 // kernels do; integer inputs compute in the default float type.
 #include <ATen/ATen.h>
 
