@@ -133,6 +133,96 @@ def test_frexp_rejects_integers():
     torch.frexp(torch.ones(2, dtype=torch.int32, device=DEV))
 
 
+# ---- orthogonal polynomials (a device loop of max(n) steps) ---------------------------
+
+POLYNOMIALS = {
+    'special_chebyshev_polynomial_t': torch.special.chebyshev_polynomial_t,
+    'special_chebyshev_polynomial_u': torch.special.chebyshev_polynomial_u,
+    'special_chebyshev_polynomial_v': torch.special.chebyshev_polynomial_v,
+    'special_chebyshev_polynomial_w': torch.special.chebyshev_polynomial_w,
+    'special_shifted_chebyshev_polynomial_t': torch.special.shifted_chebyshev_polynomial_t,
+    'special_shifted_chebyshev_polynomial_u': torch.special.shifted_chebyshev_polynomial_u,
+    'special_shifted_chebyshev_polynomial_v': torch.special.shifted_chebyshev_polynomial_v,
+    'special_shifted_chebyshev_polynomial_w': torch.special.shifted_chebyshev_polynomial_w,
+    'special_hermite_polynomial_h': torch.special.hermite_polynomial_h,
+    'special_hermite_polynomial_he': torch.special.hermite_polynomial_he,
+    'special_laguerre_polynomial_l': torch.special.laguerre_polynomial_l,
+    'special_legendre_polynomial_p': torch.special.legendre_polynomial_p,
+}
+
+
+def _polynomial_grid(dtype):
+  """Every x against every n: |x| = 1 and x = 0, 1 (the closed values), |x| < 1 with n past
+  the trigonometric thresholds, |x| > 1 (growth); n negative, fractional, NaN, inf, and
+  above Hermite's limit of 128. (A NaN x with n >= 2 is left out: PyTorch's loop then
+  returns an uninitialized value for most of these polynomials.)"""
+  xs = torch.tensor([-3.0, -1.5, -1.0, -0.9, -0.5, -0.1, 0.0, 0.1, 0.3, 0.5, 0.75, 0.9, 1.0, 1.2, 2.5],
+                    dtype=dtype)
+  ns = torch.tensor([-2.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 12.0, 2.7, 30.0,
+                     float('nan'), float('inf'), 129.0], dtype=dtype)
+  return xs[:, None].expand(len(xs), len(ns)).contiguous(), ns[None, :].expand(len(xs), len(ns)).contiguous()
+
+
+@pytest.mark.parametrize('entry', sorted(POLYNOMIALS))
+def test_polynomial_f32(entry):
+  x, n = _polynomial_grid(F32)
+  # The recurrence at |x| > 1 and degree 30 reaches 1e15..1e30: rtol covers a few ulps per
+  # step; the trigonometric forms multiply acos's 1-ulp difference by n.
+  check(POLYNOMIALS[entry], x, n, ops=(entry,), rtol=2e-4, atol=2e-5)
+
+
+@pytest.mark.parametrize('entry', sorted(POLYNOMIALS))
+def test_polynomial_f64(entry):
+  x, n = _polynomial_grid(torch.float64)
+  check(POLYNOMIALS[entry], x, n, ops=(entry,), rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize('entry', sorted(POLYNOMIALS))
+def test_polynomial_nan_argument(entry):
+  check(POLYNOMIALS[entry], torch.full((3,), float('nan')), torch.tensor([-2.0, 0.0, 1.0]), ops=(entry,))
+
+
+def test_polynomial_scalar_degree_and_integer_inputs():
+  x = torch.linspace(-1.2, 1.2, 13)
+  check(lambda t: torch.special.chebyshev_polynomial_t(t, 9), x, ops=('special_chebyshev_polynomial_t',),
+        rtol=1e-4, atol=1e-5)
+  check(torch.special.legendre_polynomial_p, torch.arange(-3, 4), torch.arange(0, 7),
+        ops=('special_legendre_polynomial_p',), rtol=1e-5, atol=0)
+
+
+def test_polynomial_zero_size_and_scalar_shapes():
+  check(torch.special.hermite_polynomial_h, torch.zeros(0, 3), torch.ones(3), ops=('special_hermite_polynomial_h',))
+  check(torch.special.laguerre_polynomial_l, torch.tensor(0.7), torch.tensor(5.0),
+        ops=('special_laguerre_polynomial_l',), rtol=1e-5, atol=1e-6)
+
+
+# ---- incomplete gamma functions -----------------------------------------------------------
+
+
+def _igamma_grid(dtype):
+  """a against x across the method regions: power series (x < a + 1 and small x), the
+  continued fraction (x > 1.1, x >= a), the upper series (x <= 1.1), the asymptotic
+  expansion (20 < a < 200 and 200 < a, x near a), and the boundaries (0, inf, NaN, < 0)."""
+  a = torch.tensor([0.0, 1e-3, 0.1, 0.5, 1.0, 1.5, 3.0, 7.5, 19.0, 25.0, 60.0, 150.0, 250.0, 1000.0, float('inf'),
+                    -1.0, float('nan')], dtype=dtype)
+  x = torch.tensor([0.0, 1e-4, 0.05, 0.3, 0.5, 0.7, 1.0, 1.05, 1.2, 2.0, 5.0, 8.0, 24.0, 26.0, 55.0, 65.0, 140.0,
+                    160.0, 240.0, 262.0, 980.0, 1100.0, float('inf'), -0.5], dtype=dtype)
+  return a[:, None].expand(len(a), len(x)).contiguous(), x[None, :].expand(len(a), len(x)).contiguous()
+
+
+@pytest.mark.parametrize('op', ['igamma', 'igammac'])
+@pytest.mark.parametrize('dtype', [F32, torch.float64])
+def test_igamma(op, dtype):
+  a, x = _igamma_grid(dtype)
+  tol = dict(rtol=1e-4, atol=1e-6) if dtype == F32 else dict(rtol=1e-9, atol=1e-12)
+  check(getattr(torch, op), a, x, ops=(op,), **tol)
+
+
+@pytest.mark.parametrize('op', ['igamma', 'igammac'])
+def test_igamma_bf16_and_broadcast(op):
+  check(getattr(torch, op), make((3, 4), BF16, kind='pos'), make((4,), BF16, kind='pos', seed=1), ops=(op,))
+
+
 def _u(kind='any'):
   return make((3, 5), F32, kind=kind).to(DEV)
 
@@ -146,4 +236,7 @@ COUNTER_CASES = {
     'logaddexp2': (lambda: torch.logaddexp2(_u(), _u()), 'logaddexp2'),
     'nextafter': (lambda: torch.nextafter(_u(), _u('pos')), 'nextafter'),
     'frexp.Tensor': (lambda: torch.frexp(_u()), 'frexp'),
+    **{entry: (lambda fn=fn: fn(_u(), _u('pos') * 3), entry) for entry, fn in POLYNOMIALS.items()},
+    'igamma': (lambda: torch.igamma(_u('pos'), _u('pos')), 'igamma'),
+    'igammac': (lambda: torch.igammac(_u('pos'), _u('pos')), 'igammac'),
 }

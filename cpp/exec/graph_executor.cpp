@@ -142,20 +142,13 @@ std::string Lower(const PostOrderGraph& g, int num_replicas) {
   std::vector<lowering::Ssa> params(g.parameters.size());
   for (std::size_t i = 0; i < g.parameters.size(); ++i)
     params[i] = ctx.AddParameter(g.parameters[i]->shape(), g.aliased_output[i]);
-  std::vector<lowering::Ssa> operands;
   for (const Node* node : g.nodes) {
     if (node->leaf_kind() != ir::LeafKind::kNone) {
       ctx.Bind(node, 0, params[g.parameter_of.at(node)]);
       continue;
     }
-    lowering::LowerFn fn = lowering::FindLowering(node->op());
-    if (!fn) throw std::runtime_error("no lowering rule for IR op " + node->ToString());
     if (hlo_debug) ctx.SetLocation(node->location());
-    operands.clear();
-    for (const Value& v : node->operands()) operands.push_back(ctx.Lookup(v));
-    std::vector<lowering::Ssa> outs = fn(ctx, *node, operands);
-    for (std::size_t i = 0; i < outs.size(); ++i)
-      ctx.Bind(node, static_cast<uint32_t>(i), outs[i]);
+    ctx.LowerNode(*node);
   }
   std::vector<lowering::Ssa> results;
   for (const Value& r : g.roots) results.push_back(ctx.Lookup(r));

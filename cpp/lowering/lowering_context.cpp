@@ -141,6 +141,14 @@ std::vector<Ssa> LoweringContext::EmitMulti(std::string_view op, const std::vect
 std::vector<Ssa> LoweringContext::EmitWithRegion(std::string_view op, const std::vector<Ssa>& operands,
                                                  const std::vector<Shape>& results, std::string_view region,
                                                  std::string_view attrs) {
+  std::vector<std::string> regions;
+  if (!region.empty()) regions.emplace_back(region);
+  return EmitWithRegions(op, operands, results, regions, attrs);
+}
+
+std::vector<Ssa> LoweringContext::EmitWithRegions(std::string_view op, const std::vector<Ssa>& operands,
+                                                  const std::vector<Shape>& results,
+                                                  const std::vector<std::string>& regions, std::string_view attrs) {
   std::vector<Ssa> out;
   out.reserve(results.size());
   for (const Shape& s : results) out.push_back(NewValue(s));
@@ -159,11 +167,12 @@ std::vector<Ssa> LoweringContext::EmitWithRegion(std::string_view op, const std:
     body_ += Name(operands[i]);
   }
   body_ += ")";
-  if (!region.empty()) {
-    body_ += " ({\n";
-    body_ += region;
-    body_ += "    })";
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    body_ += i ? ", {\n" : " ({\n";
+    body_ += regions[i];
+    body_ += "    }";
   }
+  if (!regions.empty()) body_ += ")";
   if (!attrs.empty()) {
     body_ += " {";
     body_ += attrs;
@@ -242,7 +251,70 @@ void LoweringContext::SetLocation(const std::string& location) {
   location_ = " loc(" + Quoted(name.empty() ? where : name) + "(" + Quoted(file) + ":" + line + ":1))";
 }
 
-void LoweringContext::Bind(const Node* node, uint32_t index, Ssa ssa) { bound_[ValueKey{node, index}] = ssa; }
+void LoweringContext::Bind(const Node* node, uint32_t index, Ssa ssa) {
+  auto [it, inserted] = bound_.insert_or_assign(ValueKey{node, index}, ssa);
+  if (inserted && region_bindings_) region_bindings_->push_back(it->first);
+}
+
+std::vector<Ssa> LoweringContext::LowerNode(const Node& node) {
+  LowerFn fn = FindLowering(node.op());
+  if (!fn) throw std::runtime_error("no lowering rule for IR op " + node.ToString());
+  std::vector<Ssa> operands;
+  operands.reserve(node.operands().size());
+  for (const Value& v : node.operands()) operands.push_back(Lookup(v));
+  std::vector<Ssa> outs = fn(*this, node, operands);
+  for (std::size_t i = 0; i < outs.size(); ++i) Bind(&node, static_cast<uint32_t>(i), outs[i]);
+  return outs;
+}
+
+std::string LoweringContext::LowerRegion(const ir::Region& region) {
+  std::string outer_body;
+  std::swap(outer_body, body_);
+  std::vector<ValueKey> bindings;
+  std::vector<ValueKey>* outer_bindings = region_bindings_;
+  region_bindings_ = &bindings;
+
+  std::string header = "      ^bb0(";
+  for (std::size_t i = 0; i < region.parameters.size(); ++i) {
+    const Shape& shape = region.parameters[i]->shape();
+    Ssa arg = NewValue(shape);
+    Bind(region.parameters[i].get(), 0, arg);
+    header += (i ? ", " : "") + Name(arg) + ": " + shape.ToMlir();
+  }
+  header += "):\n";
+
+  // Post-order over the nodes not yet lowered; values of enclosing scopes stay visible.
+  std::vector<std::pair<const Node*, bool>> stack;
+  for (auto it = region.results.rbegin(); it != region.results.rend(); ++it) stack.emplace_back(it->node.get(), false);
+  while (!stack.empty()) {
+    auto [node, expanded] = stack.back();
+    stack.pop_back();
+    if (IsBound(node)) continue;
+    if (expanded) {
+      LowerNode(*node);
+      continue;
+    }
+    stack.emplace_back(node, true);
+    for (auto it = node->operands().rbegin(); it != node->operands().rend(); ++it)
+      if (!IsBound(it->node.get())) stack.emplace_back(it->node.get(), false);
+  }
+
+  std::vector<Ssa> results;
+  for (const Value& v : region.results) results.push_back(Lookup(v));
+  std::string ret = "    \"stablehlo.return\"(";
+  std::string types;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    ret += (i ? ", " : "") + Name(results[i]);
+    types += (i ? ", " : "") + TypeOf(results[i]).ToMlir();
+  }
+  ret += ") : (" + types + ") -> ()\n";
+
+  std::string text = header + body_ + ret;
+  std::swap(outer_body, body_);
+  for (const ValueKey& k : bindings) bound_.erase(k);
+  region_bindings_ = outer_bindings;
+  return text;
+}
 
 Ssa LoweringContext::Lookup(const Value& value) const {
   auto it = bound_.find(ValueKey{value.node.get(), value.index});

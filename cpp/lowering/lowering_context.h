@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/node.h"
+#include "ir/region.h"
 
 namespace torch_xla::lowering {
 
@@ -39,6 +40,16 @@ class LoweringContext {
   std::vector<Ssa> EmitWithRegion(std::string_view op, const std::vector<Ssa>& operands,
                                   const std::vector<Shape>& results, std::string_view region,
                                   std::string_view attrs);
+  // The same with several regions (stablehlo.while: condition, then body).
+  std::vector<Ssa> EmitWithRegions(std::string_view op, const std::vector<Ssa>& operands,
+                                   const std::vector<Shape>& results, const std::vector<std::string>& regions,
+                                   std::string_view attrs);
+  // The text of a region computing an IR sub-graph (ir/region.h): block arguments for its
+  // parameters, its operations, and a stablehlo.return of its results. The values it
+  // binds are forgotten at its end: they are not visible after the region.
+  std::string LowerRegion(const ir::Region& region);
+  // Emits the operations of one node (its operands already lowered) and binds its outputs.
+  std::vector<Ssa> LowerNode(const Node& node);
   // A splat constant of `shape` holding `value` converted to the element type.
   Ssa Constant(const Shape& shape, double value);
 
@@ -57,6 +68,7 @@ class LoweringContext {
 
   void Bind(const Node* node, uint32_t index, Ssa ssa);
   Ssa Lookup(const Value& value) const;
+  bool IsBound(const Node* node) const { return bound_.count(ValueKey{node, 0}) != 0; }
 
   // The module text returning `results`.
   std::string Finish(const std::vector<Ssa>& results, int num_replicas) const;
@@ -83,6 +95,8 @@ class LoweringContext {
     }
   };
   std::unordered_map<ValueKey, Ssa, ValueKeyHash> bound_;
+  // While a region is lowered: the keys bound inside it, to be erased at its end.
+  std::vector<ValueKey>* region_bindings_ = nullptr;
 };
 
 // "array<i64: 1, 2>"
