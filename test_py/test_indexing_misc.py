@@ -220,6 +220,29 @@ def test_segment_reduce(dtype, reduce, initial):
         ops=('segment_reduce',), **r)
 
 
+# ---- resize_ -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize('size', [(3, 4), (2, 6), (12,), (2, 3), (5,), (0,)], ids=str)
+def test_resize_same_numel_or_shrinking(size):
+  # Same element count or fewer: the first elements in row-major order, as in eager.
+  def fn(t):
+    t = t.clone()
+    t.resize_(size)
+    return t
+
+  check(fn, make((3, 4), torch.float32), ops=('resize_',))
+  check(lambda t: t.clone().resize_as_(torch.empty(size)), make((3, 4), torch.float32), ops=('resize_',))
+
+
+def test_resize_growing_keeps_the_first_elements():
+  x = make((2, 3), torch.float32)
+  t = to_dev(x.clone())
+  t.resize_(3, 3)
+  assert t.shape == (3, 3)
+  torch.testing.assert_close(t.cpu().flatten()[:6], x.flatten())
+
+
 def _f():
   return make((3, 4), torch.float32).to(DEV)
 
@@ -247,6 +270,7 @@ COUNTER_CASES = {
                                 '_batch_norm_with_update'),
     'segment_reduce': (lambda: torch.segment_reduce(_f(), 'sum', lengths=torch.tensor([1, 3], device=DEV)),
                        'segment_reduce'),
+    'resize_': (lambda: _f().resize_(2, 2), 'resize_'),
     '_chunk_cat': (lambda: torch._chunk_cat([_f(), _f()], 1, 2), '_chunk_cat'),
 }
 
