@@ -153,7 +153,7 @@ SCALAR_EXPRS = [
     ('mul', lambda x: x * 0.5),
     ('mul', lambda x: 0.5 * x),
     ('mul', lambda x: x * 3),
-    ('sub', lambda x: 2 - x),
+    ('rsub', lambda x: 2 - x),  # rsub.Scalar, lowered itself
     ('sub', lambda x: x - 1.5),
     ('add', lambda x: x + 1),
     ('add', lambda x: 2.5 + x),

@@ -65,6 +65,10 @@ from .debug import _exit_reports  # noqa: E402
 
 _exit_reports.install()
 
+from .core import custom_ops as _custom_ops  # noqa: E402
+
+_custom_ops.functionalize_namespaces()
+
 
 def device(n=None):
   """The XLA device `xla:n`; when n is None, the calling replica's device

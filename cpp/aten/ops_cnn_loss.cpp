@@ -381,6 +381,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::_native_batch
   return native_batch_norm(input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps);
 }
 
+// _batch_norm_with_update: training batch norm updating the running statistics in
+// place (as native_batch_norm does), with an empty reserve as on the CPU.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::_batch_norm_with_update(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    at::Tensor& running_mean, at::Tensor& running_var, double momentum, double eps) {
+  XLA_COUNT("_batch_norm_with_update");
+  auto [out, save_mean, save_invstd] =
+      native_batch_norm(input, weight, bias, running_mean, running_var, true, momentum, eps);
+  at::Tensor reserve = AtenFromIr(ir::Constant(0, ir::Shape(runtime::ElementType::kU8, {0})),
+                                  GetXlaTensor(input, "_batch_norm_with_update")->device());
+  return std::make_tuple(out, save_mean, save_invstd, reserve);
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::_native_batch_norm_legit_no_training(
     const at::Tensor& input, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
     const at::Tensor& running_mean, const at::Tensor& running_var, double momentum, double eps) {

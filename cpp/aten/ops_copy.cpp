@@ -140,6 +140,31 @@ at::Tensor XLANativeFunctions::_copy_from_and_resize(const at::Tensor& self, con
   return _copy_from(self, dst, false);
 }
 
+// resize_: self takes the new sizes (contiguous), keeping its first elements in
+// row-major order. Elements past the old size are unspecified in eager; here they are
+// zeros. (Under functionalization this runs on the inner tensor, which is then synced.)
+const at::Tensor& XLANativeFunctions::resize_(const at::Tensor& self, at::IntArrayRef size,
+                                              std::optional<at::MemoryFormat> /*memory_format*/) {
+  XLA_COUNT("resize_");
+  const char* op = "resize_";
+  for (int64_t d : size) TORCH_CHECK(d >= 0, op, ": Trying to create tensor with negative dimension ", d, ": ", size);
+  XlaTensorImpl* impl = InnerImpl(self);
+  XlaTensorPtr x = impl->tensor();
+  std::vector<int64_t> dims(size.begin(), size.end());
+  if (dims == x->shape().dims) return self;
+  int64_t old_numel = x->shape().numel();
+  int64_t new_numel = 1;
+  for (int64_t d : dims) new_numel *= d;
+  ir::Value flat = ir::Reshape(x->GetIrValue(), {old_numel});
+  if (new_numel < old_numel) {
+    flat = ir::Slice(flat, {0}, {new_numel}, {1});
+  } else if (new_numel > old_numel) {
+    flat = ir::Pad(flat, ir::Constant(0, ir::Shape(x->shape().type, {})), {0}, {new_numel - old_numel}, {0});
+  }
+  impl->set_tensor(XlaTensor::FromIr(ir::Reshape(flat, dims), x->device()));
+  return self;
+}
+
 at::Tensor XLANativeFunctions::copy(const at::Tensor& self, const at::Tensor& src, bool non_blocking) {
   XLA_COUNT("copy");
   // The functional form of copy_: a new tensor with self's shape, dtype and device

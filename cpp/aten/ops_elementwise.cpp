@@ -131,6 +131,24 @@ at::Tensor XLANativeFunctions::sub(const at::Tensor& self, const at::Tensor& oth
   return AddLike(ir::op::kSubtract, self, other, alpha, "sub");
 }
 
+// rsub: other - alpha * self (sub with the operands swapped).
+at::Tensor XLANativeFunctions::rsub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  XLA_COUNT("rsub");
+  TORCH_CHECK(self.scalar_type() != at::kBool || other.scalar_type() != at::kBool,
+              "Subtraction, the `-` operator, with two bool tensors is not supported.");
+  return AddLike(ir::op::kSubtract, other, self, alpha, "rsub");
+}
+
+at::Tensor XLANativeFunctions::rsub(const at::Tensor& self, const at::Scalar& other, const at::Scalar& alpha) {
+  XLA_COUNT("rsub");
+  // A Python number takes part in type promotion as a wrapped 0-dim CPU tensor, as in eager.
+  at::Tensor wrapped = c10::scalar_to_tensor(other);
+  wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
+  TORCH_CHECK(self.scalar_type() != at::kBool || wrapped.scalar_type() != at::kBool,
+              "Subtraction, the `-` operator, with two bool tensors is not supported.");
+  return AddLike(ir::op::kSubtract, wrapped, self, alpha, "rsub");
+}
+
 at::Tensor XLANativeFunctions::mul(const at::Tensor& self, const at::Tensor& other) {
   XLA_COUNT("mul");
   ElementType type = ResultType(self, other);

@@ -91,7 +91,8 @@ void CheckGatherShapes(const at::Tensor& self, int64_t dim, const at::Tensor& in
 }
 
 at::Tensor GatherImpl(const at::Tensor& self, int64_t dim, const at::Tensor& index, const char* op) {
-  CheckIndexType(index, op, false);
+  // Eager gather takes int32 indices too (they are widened to s64 below).
+  CheckIndexType(index, op, true);
   XlaTensorPtr x = GetXlaTensor(self, op);
   int64_t d = WrapDim(dim, self.dim(), op);
   CheckGatherShapes(self, d, index, nullptr, op);
@@ -556,8 +557,8 @@ at::Tensor XLANativeFunctions::index_put(const at::Tensor& self, const c10::List
   XlaTensorPtr x = GetXlaTensor(self, op);
   const Shape& s = x->shape();
   if (HasMask(indices)) {
-    // x[mask] = v with one bool mask and a single value is a select; anything else has a
-    // data-dependent shape and runs on the CPU.
+    // x[mask] = v with one bool mask and a single value (or row) is a select; anything
+    // else has a data-dependent shape and runs on the CPU.
     int masks = 0, position = -1;
     for (std::size_t i = 0; i < indices.size(); ++i) {
       std::optional<at::Tensor> t = indices.get(i);
@@ -567,7 +568,16 @@ at::Tensor XLANativeFunctions::index_put(const at::Tensor& self, const c10::List
       }
     }
     std::optional<at::Tensor> mask = masks == 1 ? indices.get(position) : std::nullopt;
-    bool simple = mask && mask->scalar_type() == at::kBool && values.numel() == 1 &&
+    // The value may also be one row for every selected position: a shape that broadcasts
+    // to the dimensions after the mask's without needing their count.
+    const bool scalar_value = values.numel() == 1;
+    bool row_value = false;
+    if (mask && !scalar_value && values.dim() <= s.rank() - position - mask->dim()) {
+      row_value = true;
+      for (int64_t i = 1; row_value && i <= values.dim(); ++i)
+        row_value = values.size(-i) == 1 || values.size(-i) == s.dims[s.rank() - i];
+    }
+    bool simple = mask && mask->scalar_type() == at::kBool && (scalar_value || row_value) &&
                   position + mask->dim() <= s.rank();
     for (int64_t i = 0; simple && i < mask->dim(); ++i) simple = mask->size(i) == s.dims[position + i];
     if (!simple) {
@@ -583,7 +593,8 @@ at::Tensor XLANativeFunctions::index_put(const at::Tensor& self, const c10::List
       Value m = IsXlaTensor(*mask) ? GetXlaTensor(*mask, op)->GetIrValue()
                                    : FromCpuTensor(mask->contiguous(), x->device())->GetIrValue();
       m = ir::BroadcastInDim(m, s.dims, bdims);
-      Value v = ir::Broadcast(ir::Reshape(IrOperand(values, s.type, op), {}), s.dims);
+      Value value = IrOperand(values, s.type, op);
+      Value v = ir::Broadcast(scalar_value ? ir::Reshape(value, {}) : value, s.dims);
       Value base = x->GetIrValue();
       if (accumulate) v = ir::Binary(ir::op::kAdd, base, v);
       return AtenFromIr(ir::Select(m, v, base), x->device());
@@ -804,6 +815,315 @@ at::Tensor XLANativeFunctions::max_unpool2d(const at::Tensor& self, const at::Te
                       return ir::Reshape(out, dims);
                     }),
                     device);
+}
+
+// ---- index_copy, index_reduce --------------------------------------------------------
+namespace {
+
+// The operands of index_copy / index_reduce (index_add's rules): a vector index and a
+// source shaped as self except for index.numel() entries along dim. A 0-dim self works
+// as a 1-element vector (rank and dims of the returned values).
+struct IndexedSource {
+  XlaTensorPtr x;
+  Value self;    // self, at least 1-d
+  Value idx;     // [n, 1] s64, wrapped
+  Value source;  // shaped as self with n entries along d
+  int64_t d;
+  std::vector<int64_t> window;  // self's dimensions other than d
+};
+
+IndexedSource DescribeIndexed(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                              const char* op) {
+  CheckIndexType(index, op, true);
+  TORCH_CHECK(index.dim() <= 1, op, "(): Index is supposed to be a vector, got ", DescribeTensor(index));
+  TORCH_CHECK(source.scalar_type() == self.scalar_type(), op, "(): self (", DescribeTensor(self), ") and source (",
+              DescribeTensor(source), ") must have the same scalar type");
+  IndexedSource r;
+  r.x = GetXlaTensor(self, op);
+  const Shape& s = r.x->shape();
+  r.d = s.rank() == 0 ? 0 : WrapDim(dim, s.rank(), op);
+  int64_t n = index.numel();
+  bool shapes_ok = source.dim() == self.dim() || (self.dim() <= 1 && source.dim() <= 1 && source.numel() == n);
+  for (int64_t i = 0; shapes_ok && i < self.dim() && i < source.dim(); ++i)
+    shapes_ok = source.size(i) == (i == r.d ? n : self.size(i));
+  TORCH_CHECK(shapes_ok, op, "(): source ", DescribeTensor(source), " does not match self ", DescribeTensor(self),
+              " with ", n, " indices along dimension ", r.d);
+  std::vector<int64_t> dims = s.rank() == 0 ? std::vector<int64_t>{1} : s.dims;
+  r.self = ir::Reshape(r.x->GetIrValue(), dims);
+  std::vector<int64_t> src_dims = dims;
+  src_dims[r.d] = n;
+  r.source = ir::Reshape(GetXlaTensor(source, op)->GetIrValue(), src_dims);
+  if (n > 0) r.idx = ir::Reshape(IndexValue(index, dims[r.d], op), {n, 1});
+  for (int64_t i = 0; i < static_cast<int64_t>(dims.size()); ++i)
+    if (i != r.d) r.window.push_back(i);
+  return r;
+}
+
+Value ScatterRows(ScatterKind kind, const IndexedSource& r, const Value& base, const Value& rows) {
+  return ir::Scatter(kind, base, r.idx, rows, r.window, {r.d}, {r.d}, 1);
+}
+
+// a / b rounded down, for integer a and positive integer b (PyTorch's floor division).
+Value FloorDivByPositive(const Value& a, const Value& b) {
+  Value q = ir::Binary(ir::op::kDivide, a, b);
+  Value rem = ir::Binary(ir::op::kRemainder, a, b);
+  Value adjust = ir::Binary(ir::op::kAnd, ir::Compare(ir::CompareDirection::kNe, rem, ScalarLike(0, rem)),
+                            ir::Compare(ir::CompareDirection::kLt, a, ScalarLike(0, a)));
+  return ir::Select(adjust, ir::Binary(ir::op::kSubtract, q, ScalarLike(1, q)), q);
+}
+
+}  // namespace
+
+at::Tensor XLANativeFunctions::index_copy(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                          const at::Tensor& source) {
+  XLA_COUNT("index_copy");
+  const char* op = "index_copy";
+  IndexedSource r = DescribeIndexed(self, dim, index, source, op);
+  if (index.numel() == 0) return AtenFromIr(r.x->GetIrValue(), r.x->device());
+  return Checked(op, [&] {
+    Value out = ScatterRows(ScatterKind::kReplace, r, r.self, r.source);
+    return AtenFromIr(ir::Reshape(out, r.x->shape().dims), r.x->device());
+  });
+}
+
+// index_reduce: "prod", "mean", "amax" or "amin" of the source rows at each index along
+// dim, with self's row too when include_self. (amax / amin use XLA's max / min, whose
+// result for NaN inputs may differ from PyTorch's NaN propagation.)
+at::Tensor XLANativeFunctions::index_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                            const at::Tensor& source, c10::string_view reduce, bool include_self) {
+  XLA_COUNT("index_reduce");
+  const char* op = "index_reduce";
+  TORCH_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin", op,
+              "(): Expected reduce to be one of prod, mean, amax or amin but got ", std::string(reduce), ".");
+  IndexedSource r = DescribeIndexed(self, dim, index, source, op);
+  if (index.numel() == 0) return AtenFromIr(r.x->GetIrValue(), r.x->device());
+  return Checked(op, [&] {
+    Value base = r.self;
+    Value result;
+    if (reduce == "amax" || reduce == "amin") {
+      // Without self: first put one of the rows at each target, then reduce all of them.
+      if (!include_self) base = ScatterRows(ScatterKind::kReplace, r, base, r.source);
+      result = ScatterRows(reduce == "amax" ? ScatterKind::kMax : ScatterKind::kMin, r, base, r.source);
+    } else {
+      const bool is_prod = reduce == "prod";
+      if (!include_self) base = ScatterRows(ScatterKind::kReplace, r, base, ScalarLike(is_prod ? 1 : 0, r.source));
+      result = ScatterRows(is_prod ? ScatterKind::kMultiply : ScatterKind::kAdd, r, base, r.source);
+      if (!is_prod) {
+        // mean: the sum over the count of rows added (self counting as one), targets
+        // without rows divided by 1.
+        Value counts = ScatterRows(ScatterKind::kAdd, r, ir::Constant(include_self ? 1 : 0, r.self.shape()),
+                                   ScalarLike(1, r.source));
+        counts = ir::Select(ir::Compare(ir::CompareDirection::kEq, counts, ScalarLike(0, counts)),
+                            ScalarLike(1, counts), counts);
+        result = IsFloat(r.self.shape().type) ? ir::Binary(ir::op::kDivide, result, counts)
+                                              : FloorDivByPositive(result, counts);
+      }
+    }
+    return AtenFromIr(ir::Reshape(result, r.x->shape().dims), r.x->device());
+  });
+}
+
+// ---- take, put, masked_scatter -----------------------------------------------------
+// take / put index self as if it were flattened (row-major).
+at::Tensor XLANativeFunctions::take(const at::Tensor& self, const at::Tensor& index) {
+  XLA_COUNT("take");
+  const char* op = "take";
+  TORCH_CHECK(index.scalar_type() == at::kLong, op, "(): Expected a long tensor for index, but got ",
+              DescribeTensor(index));
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  int64_t n = index.numel(), numel = s.numel();
+  std::vector<int64_t> out_dims = index.sizes().vec();
+  TORCH_CHECK(n == 0 || numel > 0, op, "(): tried to take from an empty tensor ", DescribeTensor(self));
+  if (n == 0) return AtenFromIr(ir::Constant(0, Shape(s.type, out_dims)), x->device());
+  return Checked(op, [&] {
+    Value flat = ir::Reshape(x->GetIrValue(), {numel});
+    Value idx = ir::Reshape(IndexValue(index, numel, op), {n, 1});
+    Value out = ir::Gather(flat, idx, {}, {0}, {0}, 1, {1});
+    return AtenFromIr(ir::Reshape(out, out_dims), x->device());
+  });
+}
+
+at::Tensor XLANativeFunctions::put(const at::Tensor& self, const at::Tensor& index, const at::Tensor& source,
+                                   bool accumulate) {
+  XLA_COUNT("put");
+  const char* op = "put";
+  TORCH_CHECK(index.scalar_type() == at::kLong, op, "(): Expected a long tensor for index, but got ",
+              DescribeTensor(index));
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(), op, "(): self (", DescribeTensor(self), ") and source (",
+              DescribeTensor(source), ") must have the same scalar type");
+  TORCH_CHECK(index.numel() == source.numel(), op, "(): Expected source and index to have the same number of "
+              "elements, but got source ", DescribeTensor(source), " and index ", DescribeTensor(index));
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  int64_t n = index.numel(), numel = s.numel();
+  TORCH_CHECK(n == 0 || numel > 0, op, "(): tried to put into an empty tensor ", DescribeTensor(self));
+  if (n == 0) return AtenFromIr(x->GetIrValue(), x->device());
+  return Checked(op, [&] {
+    Value flat = ir::Reshape(x->GetIrValue(), {numel});
+    Value idx = ir::Reshape(IndexValue(index, numel, op), {n, 1});
+    Value src = ir::Reshape(GetXlaTensor(source, op)->GetIrValue(), {n});
+    Value out = ir::Scatter(accumulate ? ScatterKind::kAdd : ScatterKind::kReplace, flat, idx, src, {}, {0}, {0}, 1);
+    return AtenFromIr(ir::Reshape(out, s.dims), x->device());
+  });
+}
+
+namespace {
+
+// For a flat predicate [n]: the number of true elements before each one (its rank among
+// them), as s64.
+Value RankAmongTrue(const Value& flat_mask) {
+  Value ones = ir::Convert(flat_mask, ElementType::kS64);
+  return ir::Binary(ir::op::kSubtract, Scan(ones, 0, ir::op::kAdd, 0), ones);
+}
+
+}  // namespace
+
+// masked_scatter: the k-th true element of the mask (row-major) takes source's k-th
+// element; the others keep self. Source may have more elements than needed.
+at::Tensor XLANativeFunctions::masked_scatter(const at::Tensor& self, const at::Tensor& mask,
+                                              const at::Tensor& source) {
+  XLA_COUNT("masked_scatter");
+  const char* op = "masked_scatter";
+  TORCH_CHECK(mask.scalar_type() == at::kBool, op, "(): masked_scatter_ only supports boolean masks, but got mask ",
+              DescribeTensor(mask));
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(), op, "(): self (", DescribeTensor(self), ") and source (",
+              DescribeTensor(source), ") must have the same scalar type");
+  int device = CommonDevice({&self, &mask, &source}, op);
+  Value sv = GetXlaTensor(self, op)->GetIrValue();
+  Value mv = GetXlaTensor(mask, op)->GetIrValue();
+  return Checked(op, [&] {
+    std::vector<int64_t> dims = ir::BroadcastDims(sv.shape().dims, mv.shape().dims, op);
+    Value base = ir::Broadcast(sv, dims);
+    Value m = ir::Broadcast(mv, dims);
+    int64_t numel = base.shape().numel(), available = source.numel();
+    if (numel == 0) return AtenFromIr(base, device);
+    if (available == 0) return AtenFromIr(base, device);  // then the mask must be all false
+    Value flat_mask = ir::Reshape(m, {numel});
+    Value idx = ir::Reshape(RankAmongTrue(flat_mask), {numel, 1});
+    Value src = ir::Reshape(GetXlaTensor(source, op)->GetIrValue(), {available});
+    Value taken = ir::Reshape(ir::Gather(src, idx, {}, {0}, {0}, 1, {1}), dims);
+    return AtenFromIr(ir::Select(m, taken, base), device);
+  });
+}
+
+// ---- nonzero_static ------------------------------------------------------------------
+// The coordinates of the first `size` non-zero elements (row-major), as nonzero gives
+// them, in a [size, rank] result padded with fill_value: each non-zero element's row of
+// coordinates is scattered to its rank among the non-zero ones; the others (and ranks
+// past size) are dropped by the scatter.
+at::Tensor XLANativeFunctions::nonzero_static(const at::Tensor& self, int64_t size, int64_t fill_value) {
+  XLA_COUNT("nonzero_static");
+  const char* op = "nonzero_static";
+  TORCH_CHECK(size >= 0, op, ": 'size' must be an non-negative integer, got ", size);
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  const Shape& s = x->shape();
+  int64_t rank = s.rank(), numel = s.numel();
+  Shape out(ElementType::kS64, {size, rank});
+  // (A 0-dim input has no coordinate columns: [size, 0] whatever its value.)
+  if (numel == 0 || size == 0 || rank == 0)
+    return AtenFromIr(ir::Constant(static_cast<double>(fill_value), out), x->device());
+  return Checked(op, [&] {
+    Value flat_mask = ir::Reshape(NonZero(x->GetIrValue()), {numel});
+    Value ranks = RankAmongTrue(flat_mask);
+    // Elements that are zero go to row `size`, outside the result.
+    Value rows = ir::Select(flat_mask, ranks, ScalarLike(static_cast<double>(size), ranks));
+    std::vector<Value> columns;
+    for (int64_t d = 0; d < rank; ++d)
+      columns.push_back(ir::Reshape(ir::Iota(Shape(ElementType::kS64, s.dims), d), {numel, 1}));
+    Value coords = ir::Concatenate(columns, 1);
+    Value result = ir::Scatter(ScatterKind::kReplace, ir::Constant(static_cast<double>(fill_value), out),
+                               ir::Reshape(rows, {numel, 1}), coords, {1}, {0}, {0}, 1);
+    return AtenFromIr(result, x->device());
+  });
+}
+
+// ---- segment_reduce ------------------------------------------------------------------
+// segment_reduce with 1-d lengths or offsets (values on the device): the segment of
+// each position along axis is the number of segment ends at or before it, and the data
+// is scatter-reduced into the segments, starting from `initial` (or the reduction's
+// identity). Positions past the last segment fall outside and are dropped. mean divides
+// by the length; an empty segment keeps `initial`, or is NaN without it (as on the CPU).
+// Batched (n-d) lengths run on the CPU.
+at::Tensor XLANativeFunctions::segment_reduce(const at::Tensor& data, c10::string_view reduce,
+                                              const std::optional<at::Tensor>& lengths,
+                                              const std::optional<at::Tensor>& indices,
+                                              const std::optional<at::Tensor>& offsets, int64_t axis, bool unsafe,
+                                              const std::optional<at::Scalar>& initial) {
+  const char* op = "segment_reduce";
+  const at::Tensor* len = DefinedOrNull(lengths);
+  const at::Tensor* off = DefinedOrNull(offsets);
+  TORCH_CHECK(len || off, op, ": Either lengths or offsets must be defined");
+  TORCH_CHECK(!DefinedOrNull(indices), op, ": indices based reduction is not supported yet");
+  const at::Tensor& segments = len ? *len : *off;
+  if (segments.dim() != 1 || data.dim() == 0) {
+    static metrics::Counter* fallback = metrics::GetCounter("aten::segment_reduce");
+    fallback->Add();
+    auto cpu = [](const at::Tensor* t) { return t ? std::optional<at::Tensor>(t->cpu()) : std::nullopt; };
+    return at::segment_reduce(data.cpu(), reduce, cpu(len), std::nullopt, cpu(off), axis, unsafe, initial)
+        .to(data.device());
+  }
+  XLA_COUNT("segment_reduce");
+  TORCH_CHECK(reduce == "sum" || reduce == "mean" || reduce == "max" || reduce == "min" || reduce == "prod", op,
+              ": reduce must be one of sum, mean, max, min or prod, got ", std::string(reduce));
+  TORCH_CHECK(at::isFloatingType(data.scalar_type()), op, ": expected a floating data type, got ",
+              DescribeTensor(data));
+  CheckIndexType(segments, op, true);
+  XlaTensorPtr x = GetXlaTensor(data, op);
+  const Shape& s = x->shape();
+  const int64_t d = WrapDim(axis, s.rank(), op);
+  const int64_t n = s.dims[d];
+  const int64_t count = len ? segments.size(0) : segments.size(0) - 1;
+  TORCH_CHECK(count >= 0, op, ": offsets must have at least one element, got ", DescribeTensor(segments));
+  std::vector<int64_t> out_dims = s.dims;
+  out_dims[d] = count;
+  ElementType type = s.type;
+  ElementType acc = AccumulationType(type);
+  return Checked(op, [&] {
+    Value seg = IsXlaTensor(segments) ? GetXlaTensor(segments, op)->GetIrValue()
+                                      : FromCpuTensor(segments.contiguous(), x->device())->GetIrValue();
+    seg = ir::Convert(seg, ElementType::kS64);
+    Value ends, sizes;
+    if (len) {
+      ends = count > 0 ? Scan(seg, 0, ir::op::kAdd, 0) : seg;
+      sizes = seg;
+    } else {
+      Value starts = ir::Slice(seg, {0}, {count}, {1});
+      ends = ir::Slice(seg, {1}, {count + 1}, {1});
+      sizes = ir::Binary(ir::op::kSubtract, ends, starts);
+    }
+    double identity = reduce == "max"   ? -std::numeric_limits<double>::infinity()
+                      : reduce == "min" ? std::numeric_limits<double>::infinity()
+                      : reduce == "prod" ? 1.0
+                                         : 0.0;
+    Shape out_shape(acc, out_dims);
+    Value base = initial ? ir::Broadcast(IrScalar(*initial, acc), out_dims) : ir::Constant(identity, out_shape);
+    if (count == 0 || n == 0 || s.numel() == 0) {
+      if (reduce == "mean" && !initial) base = ir::Constant(std::numeric_limits<double>::quiet_NaN(), out_shape);
+      return AtenFromIr(ir::Convert(base, type), x->device());
+    }
+    // The segment of each position: how many segment ends are at or before it.
+    Value positions = ir::Iota(Shape(ElementType::kS64, {n, count}), 0);
+    Value ended = ir::Compare(ir::CompareDirection::kLe, ir::BroadcastInDim(ends, {n, count}, {1}), positions);
+    Value segment_of = ir::Reduce(ir::ReduceKind::kSum, ir::Convert(ended, ElementType::kS64), {1});
+    std::vector<int64_t> window;
+    for (int64_t i = 0; i < s.rank(); ++i)
+      if (i != d) window.push_back(i);
+    ScatterKind kind = reduce == "max"    ? ScatterKind::kMax
+                       : reduce == "min"  ? ScatterKind::kMin
+                       : reduce == "prod" ? ScatterKind::kMultiply
+                                          : ScatterKind::kAdd;
+    Value values = ir::Convert(x->GetIrValue(), acc);
+    Value result = ir::Scatter(kind, base, ir::Reshape(segment_of, {n, 1}), values, window, {d}, {d}, 1);
+    if (reduce == "mean") {
+      Value size_f = ir::BroadcastInDim(ir::Convert(sizes, acc), out_dims, {d});
+      Value empty = ir::Compare(ir::CompareDirection::kEq, size_f, ScalarLike(0, size_f));
+      Value mean = ir::Binary(ir::op::kDivide, result, ir::Select(empty, ScalarLike(1, size_f), size_f));
+      Value when_empty = initial ? result : ir::Constant(std::numeric_limits<double>::quiet_NaN(), out_shape);
+      result = ir::Select(empty, when_empty, mean);
+    }
+    return AtenFromIr(ir::Convert(result, type), x->device());
+  });
 }
 
 }  // namespace torch_xla

@@ -8,6 +8,8 @@
 #include "XLANativeFunctions.h"
 #include "aten/kernel_util.h"
 #include "aten/reduce_util.h"
+#include "aten/transfer.h"
+#include "ir/builder_indexing.h"
 
 namespace torch_xla {
 
@@ -78,6 +80,24 @@ Value WrapIndex(const Value& index, int64_t size) {
   Value zero = ScalarLike(0, index);
   Value negative = ir::Compare(ir::CompareDirection::kLt, index, zero);
   return ir::Select(negative, ir::Binary(ir::op::kAdd, index, ScalarLike(static_cast<double>(size), index)), index);
+}
+
+// Inclusive scan along `dim` in log2(n) steps: x[i] op= x[i - k] for k = 1, 2, 4, ...
+// (each step a Pad of a Slice, all O(numel)). Used for products and integer sums.
+Value Scan(Value v, int64_t dim, ir::OpKind op, double identity) {
+  const std::vector<int64_t> dims = v.shape().dims;
+  int64_t n = dims[dim];
+  int64_t rank = static_cast<int64_t>(dims.size());
+  Value pad_value = ir::Constant(identity, Shape(v.shape().type, {}));
+  for (int64_t k = 1; k < n; k *= 2) {
+    std::vector<int64_t> start(rank, 0), limit = dims, strides(rank, 1), low(rank, 0), high(rank, 0),
+        interior(rank, 0);
+    limit[dim] = n - k;
+    low[dim] = k;
+    Value shifted = ir::Pad(ir::Slice(v, start, limit, strides), pad_value, low, high, interior);
+    v = ir::Binary(op, v, shifted);
+  }
+  return v;
 }
 
 }  // namespace reduce_util
@@ -416,24 +436,6 @@ at::Tensor XLANativeFunctions::logsumexp(const at::Tensor& self, at::IntArrayRef
 // ---- cumsum, cumprod ----------------------------------------------------------------
 namespace {
 
-// Inclusive scan along `dim` in log2(n) steps: x[i] op= x[i - k] for k = 1, 2, 4, ...
-// (each step a Pad of a Slice, all O(numel)). Used for products and integer sums.
-Value Scan(Value v, int64_t dim, ir::OpKind op, double identity) {
-  const std::vector<int64_t> dims = v.shape().dims;
-  int64_t n = dims[dim];
-  int64_t rank = static_cast<int64_t>(dims.size());
-  Value pad_value = ir::Constant(identity, Shape(v.shape().type, {}));
-  for (int64_t k = 1; k < n; k *= 2) {
-    std::vector<int64_t> start(rank, 0), limit = dims, strides(rank, 1), low(rank, 0), high(rank, 0),
-        interior(rank, 0);
-    limit[dim] = n - k;
-    low[dim] = k;
-    Value shifted = ir::Pad(ir::Slice(v, start, limit, strides), pad_value, low, high, interior);
-    v = ir::Binary(op, v, shifted);
-  }
-  return v;
-}
-
 // Floating cumulative sum along the last dimension of a [m, n] value, by blocks of
 // kBlock: within a block, a product with an upper-triangular matrix of ones (one pass,
 // run by the backend's matmul); across blocks, the same method on the block totals
@@ -620,6 +622,284 @@ at::Tensor XLANativeFunctions::norm(const at::Tensor& self, const std::optional<
                                     bool keepdim, at::ScalarType dtype) {
   XLA_COUNT("norm");
   return linalg_vector_norm(self, p.value_or(2), dim, keepdim, dtype);
+}
+
+// ---- addbmm, vdot -------------------------------------------------------------------
+
+// addbmm: beta * self + alpha * sum over the batch of batch1[b] @ batch2[b], one
+// dot_general contracting the batch and inner dimensions together.
+at::Tensor XLANativeFunctions::addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                                      const at::Scalar& beta, const at::Scalar& alpha) {
+  XLA_COUNT("addbmm");
+  const char* op = "addbmm";
+  TORCH_CHECK(batch1.dim() == 3, op, ": batch1 must be a 3D tensor, got ", DescribeTensor(batch1));
+  TORCH_CHECK(batch2.dim() == 3, op, ": batch2 must be a 3D tensor, got ", DescribeTensor(batch2));
+  TORCH_CHECK(batch1.size(0) == batch2.size(0) && batch1.size(2) == batch2.size(1), op,
+              ": incompatible matrix sizes for bmm: batch1 ", DescribeTensor(batch1), " and batch2 ",
+              DescribeTensor(batch2));
+  TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type() && self.scalar_type() == batch1.scalar_type(), op,
+              ": expected self, batch1 and batch2 to have the same dtype, but got ", self.scalar_type(), ", ",
+              batch1.scalar_type(), " and ", batch2.scalar_type());
+  int device = CommonDevice({&self, &batch1, &batch2}, op);
+  Value a = GetXlaTensor(batch1, op)->GetIrValue();
+  Value b = GetXlaTensor(batch2, op)->GetIrValue();
+  ElementType type = a.shape().type;
+  auto is_value = [](const at::Scalar& s, double v) {
+    return s.isIntegral(true) ? s.toLong() == static_cast<int64_t>(v) : s.toDouble() == v;
+  };
+  const int64_t batches = batch1.size(0);
+  constexpr int64_t kMaxRoundedBatches = 64;
+  if ((type == ElementType::kBF16 || type == ElementType::kF16) && batches > 0 && batches <= kMaxRoundedBatches) {
+    // Eager adds batch after batch into the low-precision result (addmm_ per batch, one
+    // rounding each); the same order of roundings keeps bf16 results within its
+    // tolerance of eager (one f32 sum differs from it by up to ~9% at 10 batches).
+    ElementType f32 = ElementType::kF32;
+    Value products = ir::DotGeneral(a, b, {0}, {0}, {2}, {1}, f32);  // [B, n, p]
+    const int64_t n = batch1.size(1), p = batch2.size(2);
+    std::vector<int64_t> dims{n, p};
+    Value alpha_v = ir::Broadcast(IrScalar(alpha, f32), dims);
+    auto batch = [&](int64_t i) {
+      Value one = ir::Reshape(ir::Slice(products, {i, 0, 0}, {i + 1, n, p}, {1, 1, 1}), dims);
+      return is_value(alpha, 1) ? one : ir::Binary(ir::op::kMultiply, one, alpha_v);
+    };
+    Value acc = batch(0);
+    Value bias = Checked(op, [&] { return ir::Broadcast(IrOperand(self, f32, op), dims); });
+    if (!is_value(beta, 0)) {
+      if (!is_value(beta, 1)) bias = ir::Binary(ir::op::kMultiply, bias, ir::Broadcast(IrScalar(beta, f32), dims));
+      acc = ir::Binary(ir::op::kAdd, bias, acc);
+    }
+    Value result = ir::Convert(acc, type);
+    for (int64_t i = 1; i < batches; ++i)
+      result = ir::Convert(ir::Binary(ir::op::kAdd, ir::Convert(result, f32), batch(i)), type);
+    return AtenFromIr(result, device);
+  }
+  Value product = ir::DotGeneral(a, b, {}, {}, {0, 2}, {0, 1}, type);
+  const auto& dims = product.shape().dims;
+  // self must broadcast to the product even when beta is 0 (PyTorch checks it too).
+  Value bias = Checked(op, [&] { return ir::Broadcast(IrOperand(self, type, op), dims); });
+  if (!is_value(alpha, 1)) product = ir::Binary(ir::op::kMultiply, product, ir::Broadcast(IrScalar(alpha, type), dims));
+  if (is_value(beta, 0)) return AtenFromIr(product, device);
+  if (!is_value(beta, 1)) bias = ir::Binary(ir::op::kMultiply, bias, ir::Broadcast(IrScalar(beta, type), dims));
+  return AtenFromIr(ir::Binary(ir::op::kAdd, bias, product), device);
+}
+
+// vdot: the dot product with self conjugated; for real types exactly dot. Complex
+// vectors run on the CPU (no conjugate lowering yet).
+at::Tensor XLANativeFunctions::vdot(const at::Tensor& self, const at::Tensor& other) {
+  if (self.is_complex() || other.is_complex()) {
+    static metrics::Counter* fallback = metrics::GetCounter("aten::vdot");
+    fallback->Add();
+    return at::vdot(self.cpu(), other.cpu()).to(self.device());
+  }
+  XLA_COUNT("vdot");
+  TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "vdot: 1D tensors expected, but got ", self.dim(), "D and ",
+              other.dim(), "D tensors");
+  return dot(self, other);
+}
+
+// ---- equal, isin -------------------------------------------------------------------
+
+// equal: same sizes and every element equal (NaN never equals), as one device reduction
+// whose single boolean is read back.
+bool XLANativeFunctions::equal(const at::Tensor& self, const at::Tensor& other) {
+  XLA_COUNT("equal");
+  const char* op = "equal";
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(), op, ": Expected object of scalar type ",
+              self.scalar_type(), " but got scalar type ", other.scalar_type(), " for argument 'other'");
+  if (self.sizes() != other.sizes()) return false;
+  if (self.numel() == 0) return true;
+  int device = CommonDevice({&self, &other}, op);
+  Value a = GetXlaTensor(self, op)->GetIrValue();
+  Value b = GetXlaTensor(other, op)->GetIrValue();
+  Value same = ir::Compare(ir::CompareDirection::kEq, a, b);
+  std::vector<int64_t> all_dims;
+  for (int64_t i = 0; i < same.shape().rank(); ++i) all_dims.push_back(i);
+  Value all = ir::Reduce(ReduceKind::kAnd, same, all_dims);
+  return ToCpuTensor(GetXlaTensor(AtenFromIr(all, device), op)).item<bool>();
+}
+
+namespace {
+
+// isin on IR values: every element compared with every test element ([N, M] predicates,
+// reduced with or over the tests). Both operands in their promoted type.
+Value IsIn(const Value& elements, const Value& tests, bool invert) {
+  const std::vector<int64_t> dims = elements.shape().dims;
+  int64_t n = elements.shape().numel(), m = tests.shape().numel();
+  if (m == 0) return ir::Constant(invert ? 1 : 0, Shape(ElementType::kPred, dims));
+  Value e = ir::BroadcastInDim(ir::Reshape(elements, {n}), {n, m}, {0});
+  Value t = ir::BroadcastInDim(ir::Reshape(tests, {m}), {n, m}, {1});
+  Value found = ir::Reduce(ReduceKind::kOr, ir::Compare(ir::CompareDirection::kEq, e, t), {1});
+  if (invert) found = ir::Compare(ir::CompareDirection::kEq, found, ir::Constant(0, found.shape()));
+  return ir::Reshape(found, dims);
+}
+
+at::Tensor IsInOf(const at::Tensor& elements, const at::Tensor& tests, bool invert, const char* op) {
+  ElementType type = ElementTypeOf(at::result_type(elements, tests));
+  const at::Tensor& on_device = IsXlaTensor(elements) ? elements : tests;
+  int device = GetXlaTensor(on_device, op)->device();
+  auto operand = [&](const at::Tensor& t) {
+    if (IsXlaTensor(t)) return ir::Convert(GetXlaTensor(t, op)->GetIrValue(), type);
+    return ir::Convert(FromCpuTensor(t.contiguous(), device)->GetIrValue(), type);
+  };
+  return AtenFromIr(IsIn(operand(elements), operand(tests), invert), device);
+}
+
+}  // namespace
+
+at::Tensor XLANativeFunctions::isin(const at::Tensor& elements, const at::Tensor& test_elements, bool /*assume_unique*/,
+                                    bool invert) {
+  XLA_COUNT("isin");
+  return IsInOf(elements, test_elements, invert, "isin");
+}
+
+at::Tensor XLANativeFunctions::isin(const at::Tensor& elements, const at::Scalar& test_element, bool /*assume_unique*/,
+                                    bool invert) {
+  XLA_COUNT("isin");
+  return IsInOf(elements, c10::scalar_to_tensor(test_element), invert, "isin");
+}
+
+at::Tensor XLANativeFunctions::isin(const at::Scalar& element, const at::Tensor& test_elements, bool /*assume_unique*/,
+                                    bool invert) {
+  XLA_COUNT("isin");
+  return IsInOf(c10::scalar_to_tensor(element), test_elements, invert, "isin");
+}
+
+// ---- _trilinear, cdist, pdist -----------------------------------------------------
+
+// _trilinear (bilinear's kernel): i1, i2, i3 each get size-1 dimensions inserted at
+// their expand lists (ascending), are multiplied with broadcasting, and the sumdim
+// dimensions are summed away. Low-precision types accumulate in f32.
+at::Tensor XLANativeFunctions::_trilinear(const at::Tensor& i1, const at::Tensor& i2, const at::Tensor& i3,
+                                          at::IntArrayRef expand1, at::IntArrayRef expand2, at::IntArrayRef expand3,
+                                          at::IntArrayRef sumdim, int64_t unroll_dim) {
+  XLA_COUNT("_trilinear");
+  const char* op = "_trilinear";
+  const int64_t total = i1.dim() + static_cast<int64_t>(expand1.size());
+  TORCH_CHECK(i2.dim() + static_cast<int64_t>(expand2.size()) == total &&
+                  i3.dim() + static_cast<int64_t>(expand3.size()) == total,
+              op, ": expanded dimensions do not match: i1 ", DescribeTensor(i1), ", i2 ", DescribeTensor(i2), ", i3 ",
+              DescribeTensor(i3));
+  TORCH_CHECK(unroll_dim >= 0 && unroll_dim < total, op, ": unroll_dim must be in [0,", total - 1, "]");
+  TORCH_CHECK(i1.scalar_type() == i2.scalar_type() && i1.scalar_type() == i3.scalar_type(), op,
+              ": expected i1, i2 and i3 to have the same dtype, got ", i1.scalar_type(), ", ", i2.scalar_type(),
+              " and ", i3.scalar_type());
+  int device = CommonDevice({&i1, &i2, &i3}, op);
+  ElementType type = ElementTypeOf(i1.scalar_type());
+  ElementType acc = AccumulationType(type);
+  auto expanded = [&](const at::Tensor& t, at::IntArrayRef expand) {
+    std::vector<int64_t> sorted(expand.begin(), expand.end());
+    for (int64_t& d : sorted) d = WrapDim(d, total, op);
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<int64_t> dims = t.sizes().vec();
+    for (int64_t d : sorted) dims.insert(dims.begin() + d, 1);
+    return ir::Reshape(ir::Convert(GetXlaTensor(t, op)->GetIrValue(), acc), dims);
+  };
+  return Checked(op, [&] {
+    Value a = expanded(i1, expand1), b = expanded(i2, expand2), c = expanded(i3, expand3);
+    std::vector<int64_t> dims = ir::BroadcastDims(ir::BroadcastDims(a.shape().dims, b.shape().dims, op),
+                                                  c.shape().dims, op);
+    Value product = ir::Binary(ir::op::kMultiply,
+                               ir::Binary(ir::op::kMultiply, ir::Broadcast(a, dims), ir::Broadcast(b, dims)),
+                               ir::Broadcast(c, dims));
+    std::vector<int64_t> summed;
+    for (int64_t d : sumdim) summed.push_back(WrapDim(d, total, op));
+    std::sort(summed.begin(), summed.end());
+    summed.erase(std::unique(summed.begin(), summed.end()), summed.end());
+    if (!summed.empty()) product = ir::Reduce(ReduceKind::kSum, product, summed);
+    return AtenFromIr(ir::Convert(product, type), device);
+  });
+}
+
+namespace {
+
+// The p-norm over the last dimension of differences d (in their floating type): p = 0
+// counts non-zeros, p = inf takes the max of |d|, p = 1 sums |d|, p = 2 is the
+// Euclidean norm, others (sum |d|^p)^(1/p).
+Value PNormOfLast(const Value& d, double p) {
+  int64_t last = d.shape().rank() - 1;
+  Value a = ir::Unary(ir::op::kAbs, d);
+  if (p == 0) return ir::Reduce(ReduceKind::kSum, ir::Convert(NonZero(d), d.shape().type), {last});
+  if (std::isinf(p)) return ir::Reduce(ReduceKind::kMax, a, {last});
+  if (p == 1) return ir::Reduce(ReduceKind::kSum, a, {last});
+  if (p == 2) return ir::Unary(ir::op::kSqrt, ir::Reduce(ReduceKind::kSum, ir::Binary(ir::op::kMultiply, d, d), {last}));
+  Value powered = ir::Binary(ir::op::kPower, a, ScalarLike(p, a));
+  Value sum = ir::Reduce(ReduceKind::kSum, powered, {last});
+  return ir::Binary(ir::op::kPower, sum, ScalarLike(1.0 / p, sum));
+}
+
+}  // namespace
+
+// _cdist_forward: x1 [*, P, M], x2 [*, R, M] -> [*, P, R] p-norm distances of every
+// pair of rows, from the [*, P, R, M] differences (batch dimensions broadcast).
+at::Tensor XLANativeFunctions::_cdist_forward(const at::Tensor& x1, const at::Tensor& x2, double p,
+                                              std::optional<int64_t> /*compute_mode*/) {
+  XLA_COUNT("_cdist_forward");
+  const char* op = "cdist";
+  TORCH_CHECK(x1.dim() >= 2, op, " only supports at least 2D tensors, X1 got: ", x1.dim(), "D");
+  TORCH_CHECK(x2.dim() >= 2, op, " only supports at least 2D tensors, X2 got: ", x2.dim(), "D");
+  TORCH_CHECK(x1.size(-1) == x2.size(-1), op, ": X1 and X2 must have the same number of columns. X1: ",
+              DescribeTensor(x1), " X2: ", DescribeTensor(x2));
+  TORCH_CHECK(at::isFloatingType(x1.scalar_type()) && x1.scalar_type() == x2.scalar_type(), op,
+              " only supports floating-point dtypes of the same type, X1 got: ", x1.scalar_type(), ", X2 got: ",
+              x2.scalar_type());
+  TORCH_CHECK(p >= 0, op, " only supports non-negative p values, got ", p);
+  int device = CommonDevice({&x1, &x2}, op);
+  ElementType type = ElementTypeOf(x1.scalar_type());
+  ElementType acc = AccumulationType(type);
+  return Checked(op, [&] {
+    Value a = ir::Convert(GetXlaTensor(x1, op)->GetIrValue(), acc);
+    Value b = ir::Convert(GetXlaTensor(x2, op)->GetIrValue(), acc);
+    std::vector<int64_t> ab(x1.sizes().begin(), x1.sizes().end() - 2), bb(x2.sizes().begin(), x2.sizes().end() - 2);
+    std::vector<int64_t> batch = ir::BroadcastDims(ab, bb, op);
+    int64_t nb = static_cast<int64_t>(batch.size());
+    int64_t P = x1.size(-2), R = x2.size(-2), M = x1.size(-1);
+    std::vector<int64_t> full = batch;
+    full.insert(full.end(), {P, R, M});
+    std::vector<int64_t> a_dims = batch, b_dims = batch;
+    a_dims.insert(a_dims.end(), {P, M});
+    b_dims.insert(b_dims.end(), {R, M});
+    std::vector<int64_t> a_map, b_map;
+    for (int64_t i = 0; i < nb; ++i) {
+      a_map.push_back(i);
+      b_map.push_back(i);
+    }
+    a_map.insert(a_map.end(), {nb, nb + 2});
+    b_map.insert(b_map.end(), {nb + 1, nb + 2});
+    Value diff = ir::Binary(ir::op::kSubtract, ir::BroadcastInDim(ir::Broadcast(a, a_dims), full, a_map),
+                            ir::BroadcastInDim(ir::Broadcast(b, b_dims), full, b_map));
+    return AtenFromIr(ir::Convert(PNormOfLast(diff, p), type), device);
+  });
+}
+
+// _pdist_forward: self [N, M] -> the p-norm distances of the row pairs i < j, in
+// row-major order of (i, j); the pairs are static, gathered with host-built indices.
+at::Tensor XLANativeFunctions::_pdist_forward(const at::Tensor& self, double p) {
+  XLA_COUNT("_pdist_forward");
+  const char* op = "pdist";
+  TORCH_CHECK(self.dim() == 2, op, " only supports 2D tensors, got: ", self.dim(), "D");
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, " only supports floating-point dtypes");
+  TORCH_CHECK(p >= 0, op, " only supports non-negative p values");
+  XlaTensorPtr x = GetXlaTensor(self, op);
+  ElementType type = x->shape().type;
+  const int64_t n = self.size(0), m = self.size(1);
+  const int64_t pairs = n * (n - 1) / 2;
+  if (pairs == 0) return AtenFromIr(ir::Constant(0, Shape(type, {0})), x->device());
+  std::vector<int64_t> first, second;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j) {
+      first.push_back(i);
+      second.push_back(j);
+    }
+  return Checked(op, [&] {
+    Value v = ir::Convert(x->GetIrValue(), AccumulationType(type));
+    auto rows = [&](const std::vector<int64_t>& which) {
+      at::Tensor idx = at::tensor(which, at::kLong).reshape({pairs, 1});
+      Value iv = FromCpuTensor(idx, x->device())->GetIrValue();
+      return ir::Gather(v, iv, {1}, {0}, {0}, 1, {1, m});
+    };
+    Value diff = ir::Binary(ir::op::kSubtract, rows(first), rows(second));
+    return AtenFromIr(ir::Convert(PNormOfLast(diff, p), type), x->device());
+  });
 }
 
 }  // namespace torch_xla

@@ -751,6 +751,50 @@ at::Tensor XLANativeFunctions::as_strided(const at::Tensor& self, at::IntArrayRe
   return as_strided_copy(self, size, stride, storage_offset);
 }
 
+// _chunk_cat's composite kernel writes into views of its result (cat_out into a view),
+// which cannot work below functionalization, where it would run; lowered directly:
+// each tensor is split along dim into num_chunks chunks of ceil(size / num_chunks)
+// (the last ones padded with zeros), each chunk flattened after dim, and the tensors'
+// chunks concatenated along dim + 1: [*sizes[:dim], num_chunks, sum of chunk numels].
+at::Tensor XLANativeFunctions::_chunk_cat(at::TensorList tensors, int64_t dim, int64_t num_chunks) {
+  XLA_COUNT("_chunk_cat");
+  const char* op = "_chunk_cat";
+  TORCH_CHECK(!tensors.empty(), op, " expects a non-empty input tensor list");
+  TORCH_CHECK(num_chunks >= 1, op, " expects positive num_chunks, got ", num_chunks);
+  const at::Tensor& first = tensors[0];
+  TORCH_CHECK(first.dim() > 0, op, " expects non-scalar input tensors");
+  int64_t d = WrapDim(dim, first.dim(), op);
+  int device = -1;
+  std::vector<Value> parts;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const at::Tensor& t = tensors[i];
+    TORCH_CHECK(t.dim() > d, op, " expects every tensor to have more than ", d, " dimensions, got tensor ", i, " ",
+                DescribeTensor(t));
+    TORCH_CHECK(t.scalar_type() == first.scalar_type(), op, " expects all input tensors with the same dtype, got ",
+                first.scalar_type(), " and ", t.scalar_type());
+    for (int64_t j = 0; j < d; ++j)
+      TORCH_CHECK(t.size(j) == first.size(j), op, " expects same sizes of 0,...,dim-1 dimensions for all tensors, got ",
+                  DescribeTensor(first), " and ", DescribeTensor(t));
+    IrInput in = GetIrInput(t, op);
+    if (device < 0) device = in.device;
+    TORCH_CHECK(in.device == device, op, ": expected all tensors on one device");
+    int64_t size = t.size(d);
+    int64_t chunk = (size + num_chunks - 1) / num_chunks;
+    std::vector<int64_t> low(t.dim(), 0), high(t.dim(), 0), interior(t.dim(), 0);
+    high[d] = chunk * num_chunks - size;
+    Value padded = Checked(op, [&] {
+      return ir::Pad(in.v, ir::Constant(0, ir::Shape(in.v.shape().type, {})), low, high, interior);
+    });
+    int64_t rest = 1;
+    for (int64_t j = d + 1; j < t.dim(); ++j) rest *= t.size(j);
+    std::vector<int64_t> dims(t.sizes().begin(), t.sizes().begin() + d);
+    dims.push_back(num_chunks);
+    dims.push_back(chunk * rest);
+    parts.push_back(ir::Reshape(padded, dims));
+  }
+  return AtenFromIr(Checked(op, [&] { return ir::Concatenate(parts, d + 1); }), device);
+}
+
 // block_diag writes its blocks through views of a zero matrix, which cannot work below
 // functionalization; each block is padded to full width and the rows concatenated.
 at::Tensor XLANativeFunctions::block_diag(at::TensorList tensors) {

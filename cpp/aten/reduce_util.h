@@ -38,4 +38,8 @@ Value Unreduce(const Value& v, const std::vector<int64_t>& dims, const std::vect
 // Wraps negative indices along a dimension of size `size` (index + size where index < 0).
 Value WrapIndex(const Value& index, int64_t size);
 
+// Inclusive scan along `dim` in log2(n) steps: x[i] op= x[i - k] for k = 1, 2, 4, ...
+// (`identity` pads the shifted copies). For products, integer sums and counts.
+Value Scan(Value v, int64_t dim, ir::OpKind op, double identity);
+
 }  // namespace torch_xla::reduce_util
