@@ -1,4 +1,4 @@
-// Random kernels of the transformer layers: bernoulli (dropout's mask on this backend),
+// Random kernels of dropout and friends: bernoulli (dropout's mask on this backend),
 // native_dropout and its backward, and random_ (torch.randint on the device). All draw
 // from the per-device RNG state (tensor/rng_state.h), so xm.set_rng_state() repeats them.
 #include <ATen/ATen.h>
