@@ -194,7 +194,10 @@ def _worst_outcome(samples, run_one, max_samples):
   for sample in samples:
     if ran >= max_samples:
       break
-    r = run_one(sample)
+    try:
+      r = run_one(sample)
+    except Exception as e:  # outside the device call: moving a sample (sparse layouts...)
+      r = 'error', (), f'{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ""}'
     if r is None:
       continue
     ran += 1

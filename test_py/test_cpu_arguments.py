@@ -49,3 +49,18 @@ def test_a_cpu_operand_the_op_needs_on_the_device_is_a_clear_error():
   x = make((5, 4), torch.float32).to(DEV)
   with pytest.raises(RuntimeError, match='gather.*XLA device.*cpu tensor'):
     torch.gather(x, 0, torch.zeros(3, 4, dtype=torch.long))
+
+
+@pytest.mark.parametrize('reduction', ['mean', 'sum', 'none'])
+def test_ctc_loss_with_cpu_lengths(reduction):
+  # As CUDA users call it: log-probabilities and targets on the device, lengths on the
+  # CPU (the default reduction divides by the CPU target lengths).
+  g = torch.Generator().manual_seed(0)
+  log_probs = torch.randn(8, 2, 5, generator=g).log_softmax(2)
+  targets = torch.randint(1, 5, (2, 4), generator=g)
+  input_lengths, target_lengths = torch.tensor([8, 6]), torch.tensor([4, 2])
+
+  def loss(lp, t):
+    return F.ctc_loss(lp, t, input_lengths, target_lengths, reduction=reduction)
+
+  check(loss, log_probs, targets, ops=['_ctc_loss'], rtol=1e-4, atol=1e-4)

@@ -23,6 +23,10 @@ ALLOWED_FALLBACKS = {
     'combinations': DATA_DEPENDENT + ' (masked_select)',
     'unique': DATA_DEPENDENT,
     'unique_consecutive': DATA_DEPENDENT,
+    'histogram': 'not lowered yet (bin edges from the values: a static shape, a reduction to write)',
+    'histogramdd': 'not lowered yet (as histogram, in several dimensions)',
+    'nn.functional.embedding_bag': 'not lowered yet (offset2bag, bag_size and max_indices must match eager for the backward)',
+    'hash_tensor': 'not lowered yet',
     'linalg.lstsq': "the size of the residuals depends on the matrices' ranks",
     'linalg.lstsq.grad_oriented': "the size of the residuals depends on the matrices' ranks",
 }
@@ -46,10 +50,42 @@ KNOWN_ERRORS = {
     'sparse.sampled_addmm': 'sparse layouts are not supported on the XLA device',
     'sparse.mm.reduce': 'sparse layouts are not supported on the XLA device',
     'chalf': 'complex32 is not an XLA element type',
+    'tensor_split': ('the split points must be a CPU tensor, as on CUDA (the harness moves them to the device; '
+                     'test_cpu_arguments.py runs the CPU form)'),
 }
 
 # Gradients that fall back (beyond the ops above): name -> reason.
-ALLOWED_GRAD_FALLBACKS = {}
+BACKWARD_NOT_LOWERED = 'the forward is lowered, its backward op not yet'
+ALLOWED_GRAD_FALLBACKS = {
+    'cdist': BACKWARD_NOT_LOWERED + ' (_cdist_backward)',
+    'nn.functional.pdist': BACKWARD_NOT_LOWERED + ' (_pdist_backward)',
+    '_segment_reduce.lengths': BACKWARD_NOT_LOWERED + ' (_segment_reduce_backward)',
+    '_segment_reduce.offsets': BACKWARD_NOT_LOWERED + ' (_segment_reduce_backward)',
+    '_batch_norm_with_update': BACKWARD_NOT_LOWERED + ' (batch_norm_backward)',
+    'masked_scatter': 'its backward is masked_select: ' + DATA_DEPENDENT,
+}
+
+# Tolerances beyond opinfo_testing.TOLERANCES: (name, dtype, values or gradient) -> (tol, reason).
+BF16_ORDER = ("eager rounds its bfloat16 partial results in another order than XLA's fused "
+              "computation (a few elements one or two bfloat16 steps apart)")
+TOLERANCE_OVERRIDES = {
+    ('baddbmm', torch.bfloat16, 'values'): (dict(rtol=1.6e-2, atol=3e-2), BF16_ORDER),
+    ('native_group_norm', torch.bfloat16, 'values'): (dict(rtol=1.6e-2, atol=2e-2), BF16_ORDER),
+    ('nn.functional.group_norm', torch.bfloat16, 'values'): (dict(rtol=1.6e-2, atol=2e-2), BF16_ORDER),
+    ('nn.functional.conv_transpose3d', torch.bfloat16, 'values'): (dict(rtol=1.6e-2, atol=3e-2), BF16_ORDER),
+    ('nn.functional.grid_sample', torch.bfloat16, 'values'): (
+        dict(rtol=1.6e-2, atol=0.2), "eager computes the sample coordinates and weights in bfloat16, the device "
+        "in float32 (the taps can differ by a pixel)"),
+    ('grid_sampler_2d', torch.bfloat16, 'values'): (
+        dict(rtol=1.6e-2, atol=0.2), "eager computes the sample coordinates and weights in bfloat16, the device "
+        "in float32 (the taps can differ by a pixel)"),
+    ('grid_sampler_3d', torch.bfloat16, 'values'): (
+        dict(rtol=1.6e-2, atol=0.2), "eager computes the sample coordinates and weights in bfloat16, the device "
+        "in float32 (the taps can differ by a pixel)"),
+    ('logcumsumexp', torch.float32, 'gradient'): (
+        dict(rtol=5e-3, atol=5e-3), "the backward formula exponentiates differences of cumulative log-sums; "
+        "float32 rounding of the forward grows there (0.2% apart at most)"),
+}
 
 SAMPLES = {torch.float32: 3, torch.bfloat16: 2, torch.int64: 2}
 
@@ -76,7 +112,8 @@ def test_opinfo_values(op, dtype):
   if not supports(op, dtype):
     pytest.skip(f'the OpInfo does not support {dtype}')
   name = opinfo_name(op)
-  outcome = run_opinfo(op, dtype, SAMPLES[dtype])
+  tol = TOLERANCE_OVERRIDES.get((name, dtype, 'values'), (None, ''))[0]
+  outcome = run_opinfo(op, dtype, SAMPLES[dtype], tol)
   allowed = {**ALLOWED_FALLBACKS, **ALLOWED_FALLBACKS_BY_DTYPE[dtype]}
   if outcome.kind == 'none' and name not in KNOWN_ERRORS:
     pytest.skip(f'no {dtype} sample runs on the CPU')
@@ -86,7 +123,8 @@ def test_opinfo_values(op, dtype):
 @pytest.mark.parametrize('op', [op for op in OPS if op.supports_autograd], ids=opinfo_name)
 def test_opinfo_gradients(op):
   name = opinfo_name(op)
-  outcome = run_opinfo_grad(op, torch.float32, 1)
+  tol = TOLERANCE_OVERRIDES.get((name, torch.float32, 'gradient'), (None, ''))[0]
+  outcome = run_opinfo_grad(op, torch.float32, 1, tol)
   if outcome.kind == 'none' and name not in KNOWN_ERRORS:
     pytest.skip('no sample has a gradient to compare (random, or none differentiable)')
   _check(outcome, name, {**ALLOWED_FALLBACKS, **ALLOWED_GRAD_FALLBACKS})

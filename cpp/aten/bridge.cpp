@@ -7,6 +7,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include "aten/transfer.h"
 #include "aten/xla_tensor_impl.h"
 #include "ir/builder.h"
 
@@ -160,10 +161,13 @@ ir::Value IrScalar(const at::Scalar& value, ElementType type) {
 
 ir::Value IrOperand(const at::Tensor& tensor, ElementType type, const char* op) {
   if (!IsXlaTensor(tensor)) {
-    TORCH_CHECK(tensor.dim() == 0 && tensor.device().is_cpu(), op,
-                ": expected all tensors on the XLA device, got a ", tensor.device(), " tensor ",
-                DescribeTensor(tensor), " (input tensor is not an XLA tensor)");
-    return IrScalar(tensor.item(), type);
+    TORCH_CHECK(tensor.device().is_cpu(), op, ": expected all tensors on the XLA device, got a ", tensor.device(),
+                " tensor ", DescribeTensor(tensor), " (input tensor is not an XLA tensor)");
+    if (tensor.dim() == 0) return IrScalar(tensor.item(), type);
+    // A CPU tensor beside XLA operands: PyTorch's own composites pass some (CTC loss
+    // divides by its CPU target lengths). It goes to the calling thread's device.
+    return ir::Convert(FromCpuTensor(tensor.contiguous(), OrdinalOf(c10::Device(c10::DeviceType::XLA)))->GetIrValue(),
+                       type);
   }
   return ir::Convert(GetXlaTensor(tensor, op)->GetIrValue(), type);
 }

@@ -1192,7 +1192,8 @@ at::Tensor XLANativeFunctions::col2im(const at::Tensor& self, at::IntArrayRef ou
               output_size.size());
   TORCH_CHECK(output_size[0] > 0 && output_size[1] > 0, op,
               ": output_size should be greater than zero, but got output_size=", ListString(output_size));
-  TORCH_CHECK((self.dim() == 2 || self.dim() == 3) && self.numel() > 0, op,
+  // as in eager, a 3-D input may have an empty batch
+  TORCH_CHECK((self.dim() == 2 || self.dim() == 3) && self.size(-1) > 0 && self.size(-2) > 0, op,
               ": Expected non-empty 2D or 3D input tensor, but got ", DescribeTensor(self));
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()) || self.scalar_type() == at::kBool,
                               "\"col2im\" not implemented for '", self.scalar_type(), "'");
@@ -1213,6 +1214,11 @@ at::Tensor XLANativeFunctions::col2im(const at::Tensor& self, at::IntArrayRef ou
   return AtenFromIr(Checked(op, [&] {
                       std::vector<int64_t> lead(self.sizes().begin(), self.sizes().end() - 2);
                       int64_t channels = self.size(-2) / blocks;
+                      if (self.numel() == 0) {  // the empty result, without slicing an empty array
+                        std::vector<int64_t> image = lead;
+                        image.insert(image.end(), {channels, output_size[0], output_size[1]});
+                        return ir::Constant(0, ir::Shape(type, image));
+                      }
                       // [.., C, kH, kW, oh, ow]: offset (i, j) is a [.., C, oh, ow] slice
                       std::vector<int64_t> split = lead;
                       split.insert(split.end(), {channels, g[0].k, g[1].k, g[0].out, g[1].out});
