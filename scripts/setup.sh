@@ -17,7 +17,7 @@ fi
 
 # torch is pinned: the CPU build of 2.13.0 is what the project builds against.
 python3 -m pip install -q "torch==2.13.0" numpy xla-cpu-pjrt fsspec protobuf google-crc32c tqdm \
-  "scikit-build-core>=0.10" "cython>=3.0" ninja pytest scikit-learn
+  "scikit-build-core>=0.10" "cython>=3.0" ninja pytest scikit-learn expecttest
 # The C++ tests are built here (googletest is installed above); a plain `pip install .`
 # builds them only where googletest is found.
 python3 -m pip install -q --no-build-isolation --no-deps -C cmake.define.TORCH_XLA_BUILD_TESTS=ON .
