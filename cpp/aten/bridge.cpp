@@ -164,8 +164,12 @@ ir::Value IrOperand(const at::Tensor& tensor, ElementType type, const char* op) 
     TORCH_CHECK(tensor.device().is_cpu(), op, ": expected all tensors on the XLA device, got a ", tensor.device(),
                 " tensor ", DescribeTensor(tensor), " (input tensor is not an XLA tensor)");
     if (tensor.dim() == 0) return IrScalar(tensor.item(), type);
-    // A CPU tensor beside XLA operands: PyTorch's own composites pass some (CTC loss
-    // divides by its CPU target lengths). It goes to the calling thread's device.
+    // An integer CPU tensor beside XLA operands: PyTorch's own composites pass lengths
+    // and indices the user kept on the CPU (CTC loss divides by its CPU target lengths).
+    // It goes to the calling thread's device. Floating CPU tensors are a mistake to report.
+    TORCH_CHECK(at::isIntegralType(tensor.scalar_type(), /*includeBool=*/true), op,
+                ": expected all tensors on the XLA device, got a cpu tensor ", DescribeTensor(tensor),
+                " (input tensor is not an XLA tensor)");
     return ir::Convert(FromCpuTensor(tensor.contiguous(), OrdinalOf(c10::Device(c10::DeviceType::XLA)))->GetIrValue(),
                        type);
   }

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "exec/graph_debug.h"
 #include "exec/replication.h"
@@ -52,6 +53,7 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
   PostOrderGraph g;
   g.nodes.reserve(last_size);
   std::unordered_map<const runtime::Buffer*, int> buffer_parameter;
+  std::unordered_set<hash_t> leaf_edges;
   hash_t h = 0x5eed;
   for (const Value& root : roots) h = ir::HashCombine(h, root.hash());
   // Iterative DFS: (node, next operand to visit).
@@ -70,11 +72,14 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
       stack.pop_back();
       // Which parameter each leaf operand is. Leaves of one shape hash alike, so the
       // roots' hashes do not tell mul(x, a) from mul(x, b); the graphs differ in this wiring.
+      // Each distinct (op, operand slot, parameter) counts once, so a subexpression
+      // traced twice keys like one traced once (they compute the same).
       for (std::size_t slot = 0; slot < done->operands().size(); ++slot) {
         const Node* child = done->operand(slot).node.get();
         if (child->leaf_kind() == ir::LeafKind::kNone) continue;
-        h = ir::HashCombine(h, (static_cast<hash_t>(g.nodes.size()) << 24) ^ (static_cast<hash_t>(slot) << 16) ^
-                                   static_cast<hash_t>(g.parameter_of.at(child)));
+        hash_t edge = ir::HashCombine(ir::HashCombine(done->hash(), static_cast<hash_t>(slot)),
+                                      static_cast<hash_t>(g.parameter_of.at(child)));
+        if (leaf_edges.insert(edge).second) h = ir::HashCombine(h, edge);
       }
       g.nodes.push_back(done);
       if (ir::IsCollective(done->op())) g.collectives.push_back(done);
