@@ -12,6 +12,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <list>
+#include <chrono>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -173,6 +175,11 @@ bool DonationEnabled() {
 // is compiled once: a thread that finds it being compiled by another waits for that
 // compile instead of starting its own (replicas usually trace the same graph at the same
 // time). A failed compile is not kept, so a later sync tries again.
+//
+// At most $XLA_COMPILATION_CACHE_SIZE (default 1024) compiled graphs are kept, the least
+// recently used go first: each CPU executable keeps its JIT-compiled code mapped, and a
+// process that compiled thousands of graphs ran out of memory mappings (the kernel's
+// vm.max_map_count) and crashed in the next compile. The persistent cache still has them.
 class ComputationCache {
  public:
   template <typename CompileFn>
@@ -184,10 +191,14 @@ class ComputationCache {
       std::lock_guard<std::mutex> lock(mu_);
       auto [it, inserted] = entries_.try_emplace(hash);
       if (inserted) {
-        it->second = promise.get_future().share();
+        recency_.push_front(hash);
+        it->second = Entry{promise.get_future().share(), recency_.begin()};
         mine = true;
+        EvictLocked();
+      } else {
+        recency_.splice(recency_.begin(), recency_, it->second.position);
       }
-      entry = it->second;
+      entry = it->second.executable;
     }
     if (!mine) {
       static metrics::Counter* cached = metrics::GetCounter("CachedCompile");
@@ -203,7 +214,11 @@ class ComputationCache {
     } catch (...) {
       promise.set_exception(std::current_exception());
       std::lock_guard<std::mutex> lock(mu_);
-      entries_.erase(hash);
+      auto it = entries_.find(hash);
+      if (it != entries_.end()) {
+        recency_.erase(it->second.position);
+        entries_.erase(it);
+      }
       throw;
     }
   }
@@ -214,8 +229,37 @@ class ComputationCache {
   }
 
  private:
+  struct Entry {
+    std::shared_future<runtime::ExecutablePtr> executable;
+    std::list<hash_t>::iterator position;  // in recency_
+  };
+
+  static std::size_t Capacity() {
+    static const std::size_t capacity = [] {
+      const char* v = std::getenv("XLA_COMPILATION_CACHE_SIZE");
+      long n = v == nullptr ? 0 : std::strtol(v, nullptr, 10);
+      return static_cast<std::size_t>(n > 0 ? n : 1024);
+    }();
+    return capacity;
+  }
+
+  // Drops the least recently used compiled graphs past the capacity (an execution still
+  // running keeps its executable alive through its own reference; one still compiling is
+  // skipped).
+  void EvictLocked() {
+    auto it = recency_.end();
+    while (entries_.size() > Capacity() && it != recency_.begin()) {
+      --it;
+      auto entry = entries_.find(*it);
+      if (entry->second.executable.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+      entries_.erase(entry);
+      it = recency_.erase(it);
+    }
+  }
+
   std::mutex mu_;
-  std::unordered_map<hash_t, std::shared_future<runtime::ExecutablePtr>> entries_;
+  std::list<hash_t> recency_;  // most recently used first
+  std::unordered_map<hash_t, Entry> entries_;
 };
 
 ComputationCache& Cache() {
