@@ -64,10 +64,41 @@ void CheckFloatingArg(const at::Tensor& t, const char* op, const char* what) {
               DescribeTensor(t));
 }
 
+int64_t Product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
 std::string SizesString(at::IntArrayRef sizes) {
   std::string s = "[";
   for (std::size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
   return s + "]";
+}
+
+bool ScalarIs(const at::Scalar& s, double v) {
+  return s.isIntegral(true) ? s.toLong() == static_cast<int64_t>(v) : s.toDouble() == v;
+}
+
+void CheckBatchProductArgs(const char* op, const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                           const char* mismatch) {
+  TORCH_CHECK(batch1.dim() == 3, op, ": batch1 must be a 3D tensor, got ", DescribeTensor(batch1));
+  TORCH_CHECK(batch2.dim() == 3, op, ": batch2 must be a 3D tensor, got ", DescribeTensor(batch2));
+  TORCH_CHECK(batch1.size(0) == batch2.size(0) && batch1.size(2) == batch2.size(1), op, ": ", mismatch, ": batch1 ",
+              DescribeTensor(batch1), " and batch2 ", DescribeTensor(batch2));
+  TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type() && self.scalar_type() == batch1.scalar_type(), op,
+              ": expected self, batch1 and batch2 to have the same dtype, but got ", self.scalar_type(), ", ",
+              batch1.scalar_type(), " and ", batch2.scalar_type());
+}
+
+ir::Value BiasPlusScaledProduct(const at::Tensor& self, ir::Value product, const at::Scalar& beta,
+                                const at::Scalar& alpha, runtime::ElementType type, const char* op) {
+  const std::vector<int64_t> dims = product.shape().dims;
+  ir::Value bias = Checked(op, [&] { return ir::Broadcast(IrOperand(self, type, op), dims); });
+  if (!ScalarIs(alpha, 1)) product = Mul(product, ir::Broadcast(IrScalar(alpha, type), dims));
+  if (ScalarIs(beta, 0)) return product;
+  if (!ScalarIs(beta, 1)) bias = Mul(bias, ir::Broadcast(IrScalar(beta, type), dims));
+  return Add(bias, product);
 }
 
 }  // namespace torch_xla

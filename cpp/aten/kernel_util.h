@@ -70,11 +70,29 @@ runtime::ElementType DefaultFloatType();
 // Reduces `dims` of `v` and broadcasts the result back to v's shape.
 ir::Value ReduceBroadcast(ir::ReduceKind kind, const ir::Value& v, const std::vector<int64_t>& dims);
 
+// Whether a Scalar argument (alpha, beta...) equals `v`, compared as an integer when it
+// is one.
+bool ScalarIs(const at::Scalar& s, double v);
+
+// The checks of baddbmm and addbmm, with PyTorch's messages: 3-D batches whose batch and
+// inner sizes agree (else "<op>: <mismatch>: batch1 ... and batch2 ..."), one dtype.
+void CheckBatchProductArgs(const char* op, const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                           const char* mismatch);
+
+// beta * self + alpha * product in `type`, as addmm's relatives compute it: self must
+// broadcast to the product even when beta is 0, and beta = 0 ignores self entirely (NaN
+// and inf included; mv passes an uninitialized result as self).
+ir::Value BiasPlusScaledProduct(const at::Tensor& self, ir::Value product, const at::Scalar& beta,
+                                const at::Scalar& alpha, runtime::ElementType type, const char* op);
+
 // Softmax of `x` along `dim` (max-subtracted).
 ir::Value SoftmaxOf(const ir::Value& x, int64_t dim);
 
 // Raises "<op>: expected a floating point <what>, got <tensor>" unless `t` is floating.
 void CheckFloatingArg(const at::Tensor& t, const char* op, const char* what);
+
+// The product of the values (1 for none): an element count.
+int64_t Product(const std::vector<int64_t>& v);
 
 // "[2, 3]" for messages.
 std::string SizesString(at::IntArrayRef sizes);

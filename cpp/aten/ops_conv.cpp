@@ -29,16 +29,10 @@ struct ConvParams {
   int64_t groups = 1;
 };
 
-std::string ListString(at::IntArrayRef v) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 // A per-spatial-dimension list: one entry per spatial dimension, or one entry for all.
 std::vector<int64_t> Expand(at::IntArrayRef v, std::size_t n, const char* name, const char* op) {
   TORCH_CHECK(v.size() == n || v.size() == 1, op, ": expected ", name, " to be a single integer value or a list of ",
-              n, " values to match the convolution dimensions, but got ", name, "=", ListString(v));
+              n, " values to match the convolution dimensions, but got ", name, "=", SizesString(v));
   return v.size() == n ? v.vec() : std::vector<int64_t>(n, v[0]);
 }
 
@@ -67,16 +61,16 @@ ConvParams Validate(const char* op, const at::Tensor& input, const at::Tensor& w
   p.groups = groups;
   TORCH_CHECK(groups > 0, op, ": non-positive groups is not supported, got groups=", groups);
   for (std::size_t i = 0; i < p.n; ++i) {
-    TORCH_CHECK(p.stride[i] > 0, op, ": non-positive stride is not supported, got stride=", ListString(p.stride));
+    TORCH_CHECK(p.stride[i] > 0, op, ": non-positive stride is not supported, got stride=", SizesString(p.stride));
     TORCH_CHECK(p.dilation[i] > 0, op, ": dilation should be greater than zero, got dilation=",
-                ListString(p.dilation));
-    TORCH_CHECK(p.padding[i] >= 0, op, ": negative padding is not supported, got padding=", ListString(p.padding));
+                SizesString(p.dilation));
+    TORCH_CHECK(p.padding[i] >= 0, op, ": negative padding is not supported, got padding=", SizesString(p.padding));
     TORCH_CHECK(p.output_padding[i] >= 0, op, ": negative output_padding is not supported, got output_padding=",
-                ListString(p.output_padding));
+                SizesString(p.output_padding));
     TORCH_CHECK(transposed ? p.output_padding[i] < std::max(p.stride[i], p.dilation[i]) : p.output_padding[i] == 0,
                 op, ": output padding must be smaller than either stride or dilation, got output_padding=",
-                ListString(p.output_padding), ", stride=", ListString(p.stride), ", dilation=",
-                ListString(p.dilation));
+                SizesString(p.output_padding), ", stride=", SizesString(p.stride), ", dilation=",
+                SizesString(p.dilation));
     TORCH_CHECK(weight.size(i + 2) > 0, op, ": kernel size must be positive, got weight of size ",
                 DescribeTensor(weight));
   }
@@ -95,8 +89,8 @@ ConvParams Validate(const char* op, const at::Tensor& input, const at::Tensor& w
       TORCH_CHECK(padded >= window, op, ": Calculated padded input size per channel: ", padded,
                   " in spatial dimension ", i, ". Kernel size (dilated): ", window,
                   ". Kernel size can't be greater than actual input size (input ", DescribeTensor(input),
-                  ", weight ", DescribeTensor(weight), ", padding=", ListString(p.padding), ", dilation=",
-                  ListString(p.dilation), ")");
+                  ", weight ", DescribeTensor(weight), ", padding=", SizesString(p.padding), ", dilation=",
+                  SizesString(p.dilation), ")");
     }
   } else {
     TORCH_CHECK(input.size(1) == weight.size(0), op, ": Given transposed=1, weight of size ", DescribeTensor(weight),
@@ -109,8 +103,8 @@ ConvParams Validate(const char* op, const at::Tensor& input, const at::Tensor& w
       int64_t out = (input.size(i + 2) - 1) * p.stride[i] - 2 * p.padding[i] +
                     (weight.size(i + 2) - 1) * p.dilation[i] + p.output_padding[i] + 1;
       TORCH_CHECK(input.size(i + 2) > 0 && out > 0, op, ": transposed convolution of input ", DescribeTensor(input),
-                  " with weight ", DescribeTensor(weight), ", stride=", ListString(p.stride), ", padding=",
-                  ListString(p.padding), ", dilation=", ListString(p.dilation),
+                  " with weight ", DescribeTensor(weight), ", stride=", SizesString(p.stride), ", padding=",
+                  SizesString(p.padding), ", dilation=", SizesString(p.dilation),
                   " gives a non-positive output size ", out, " in spatial dimension ", i);
     }
   }
@@ -364,7 +358,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> XLANativeFunctions::convolution_b
   const int64_t in_channels = input.size(1), out_channels = OutChannels(weight, p);
   // The forward output's shape, which grad_output must have.
   std::vector<int64_t> expected = ForwardSizes(input, weight, p);
-  TORCH_CHECK(grad_output.sizes().vec() == expected, op, ": expected grad_output of size ", ListString(expected),
+  TORCH_CHECK(grad_output.sizes().vec() == expected, op, ": expected grad_output of size ", SizesString(expected),
               " for input ", DescribeTensor(input), " and weight ", DescribeTensor(weight), ", but got ",
               DescribeTensor(grad_output));
   TORCH_CHECK(grad_output.scalar_type() == input.scalar_type(), op, ": grad_output type (",

@@ -403,7 +403,6 @@ Value Bcast(const at::Scalar& s, const Value& like) {
   return ir::Broadcast(IrScalar(s, like.shape().type), like.shape().dims);
 }
 Value BcastD(double v, const Value& like) { return Bcast(at::Scalar(v), like); }
-bool IsOne(const at::Scalar& s) { return s.isIntegral(true) ? s.toLong() == 1 : s.toDouble() == 1.0; }
 
 struct Operands3 {
   Value a, b, c;
@@ -803,7 +802,7 @@ at::Tensor XLANativeFunctions::addcmul(const at::Tensor& self, const at::Tensor&
   ElementType type = ResultType3(self, tensor1, tensor2);
   TORCH_CHECK(type != ElementType::kPred, "addcmul: boolean tensors are not supported");
   Operands3 o = Promote3(self, tensor1, tensor2, type, "addcmul");
-  Value t1 = IsOne(value) ? o.b : Mul(Bcast(value, o.b), o.b);
+  Value t1 = ScalarIs(value, 1) ? o.b : Mul(Bcast(value, o.b), o.b);
   return AtenFromIr(Add(o.a, Mul(t1, o.c)), o.device);
 }
 
@@ -818,7 +817,7 @@ at::Tensor XLANativeFunctions::addcdiv(const at::Tensor& self, const at::Tensor&
               "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
   ElementType type = ResultType3(self, tensor1, tensor2);
   Operands3 o = Promote3(self, tensor1, tensor2, type, "addcdiv");
-  Value t1 = IsOne(value) ? o.b : Mul(Bcast(value, o.b), o.b);
+  Value t1 = ScalarIs(value, 1) ? o.b : Mul(Bcast(value, o.b), o.b);
   return AtenFromIr(Add(o.a, Div(t1, o.c)), o.device);
 }
 

@@ -12,7 +12,6 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
-#include <numeric>
 
 #include "XLANativeFunctions.h"
 #include "aten/kernel_util.h"
@@ -81,10 +80,6 @@ Value Normalize(const Value& v, int64_t normalization, double n, bool inverse, c
   if (inverse) factor *= n;
   if (factor == 1.0) return v;
   return Mul(v, ScalarLike(factor, v));
-}
-
-double Product(const std::vector<int64_t>& sizes) {
-  return std::accumulate(sizes.begin(), sizes.end(), 1.0, [](double a, int64_t b) { return a * b; });
 }
 
 void CheckSignal(const at::Tensor& self, const std::vector<int64_t>& dims, const char* op) {

@@ -41,12 +41,6 @@ using runtime::ElementType;
 Value Full(double v, ElementType type, const std::vector<int64_t>& dims) { return ir::Constant(v, ir::Shape(type, dims)); }
 Value Cmp(CompareDirection d, const Value& a, const Value& b) { return ir::Compare(d, a, b); }
 
-int64_t Product(const std::vector<int64_t>& v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
-
 // The offset tuple of row-major flat index `flat` over `sizes`.
 std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& sizes) {
   std::vector<int64_t> t(sizes.size());

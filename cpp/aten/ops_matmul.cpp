@@ -23,30 +23,13 @@ at::Tensor XLANativeFunctions::baddbmm(const at::Tensor& self, const at::Tensor&
                                        const at::Scalar& beta, const at::Scalar& alpha) {
   XLA_COUNT("baddbmm");
   const char* op = "baddbmm";
-  TORCH_CHECK(batch1.dim() == 3, op, ": batch1 must be a 3D tensor, got ", DescribeTensor(batch1));
-  TORCH_CHECK(batch2.dim() == 3, op, ": batch2 must be a 3D tensor, got ", DescribeTensor(batch2));
-  TORCH_CHECK(batch1.size(0) == batch2.size(0) && batch1.size(2) == batch2.size(1), op,
-              ": shapes cannot be multiplied: batch1 ", DescribeTensor(batch1), " and batch2 ",
-              DescribeTensor(batch2));
-  TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type() && self.scalar_type() == batch1.scalar_type(), op,
-              ": expected self, batch1 and batch2 to have the same dtype, but got ", self.scalar_type(), ", ",
-              batch1.scalar_type(), " and ", batch2.scalar_type());
+  CheckBatchProductArgs(op, self, batch1, batch2, "shapes cannot be multiplied");
   int device = CommonDevice({&self, &batch1, &batch2}, op);
   Value a = GetXlaTensor(batch1, op)->GetIrValue();
   Value b = GetXlaTensor(batch2, op)->GetIrValue();
   ElementType type = a.shape().type;
-  Value product = ir::DotGeneral(a, b, {0}, {0}, {2}, {1}, type);
-  const auto& dims = product.shape().dims;
-  auto is_value = [](const at::Scalar& s, double v) {
-    return s.isIntegral(true) ? s.toLong() == static_cast<int64_t>(v) : s.toDouble() == v;
-  };
-  // The bias must broadcast to the product even when beta is 0 (PyTorch checks it too).
-  Value bias = Checked(op, [&] { return ir::Broadcast(IrOperand(self, type, op), dims); });
-  if (!is_value(alpha, 1)) product = Mul(product, ir::Broadcast(IrScalar(alpha, type), dims));
-  // beta = 0 ignores self entirely, NaN and inf included.
-  if (is_value(beta, 0)) return AtenFromIr(product, device);
-  if (!is_value(beta, 1)) bias = Mul(bias, ir::Broadcast(IrScalar(beta, type), dims));
-  return AtenFromIr(Add(bias, product), device);
+  return AtenFromIr(BiasPlusScaledProduct(self, ir::DotGeneral(a, b, {0}, {0}, {2}, {1}, type), beta, alpha, type, op),
+                    device);
 }
 
 // ---- matrix-vector products (matmul with a 1-D operand) ----------------------
@@ -64,17 +47,8 @@ at::Tensor XLANativeFunctions::addmv(const at::Tensor& self, const at::Tensor& m
   Value a = GetXlaTensor(mat, op)->GetIrValue();
   Value v = GetXlaTensor(vec, op)->GetIrValue();
   ElementType type = a.shape().type;
-  Value product = ir::DotGeneral(a, v, {}, {}, {1}, {0}, type);
-  const auto& dims = product.shape().dims;
-  auto is_value = [](const at::Scalar& s, double x) {
-    return s.isIntegral(true) ? s.toLong() == static_cast<int64_t>(x) : s.toDouble() == x;
-  };
-  Value bias = Checked(op, [&] { return ir::Broadcast(IrOperand(self, type, op), dims); });
-  if (!is_value(alpha, 1)) product = Mul(product, ir::Broadcast(IrScalar(alpha, type), dims));
-  // beta = 0 ignores self (mv passes an uninitialized result as self).
-  if (is_value(beta, 0)) return AtenFromIr(product, device);
-  if (!is_value(beta, 1)) bias = Mul(bias, ir::Broadcast(IrScalar(beta, type), dims));
-  return AtenFromIr(Add(bias, product), device);
+  return AtenFromIr(BiasPlusScaledProduct(self, ir::DotGeneral(a, v, {}, {}, {1}, {0}, type), beta, alpha, type, op),
+                    device);
 }
 
 at::Tensor XLANativeFunctions::dot(const at::Tensor& self, const at::Tensor& tensor) {

@@ -55,12 +55,6 @@ Value Full(double v, ElementType type, const std::vector<int64_t>& dims) { retur
 Value Cmp(CompareDirection d, const Value& a, const Value& b) { return ir::Compare(d, a, b); }
 Value S64(double v, const std::vector<int64_t>& dims) { return Full(v, ElementType::kS64, dims); }
 
-std::string ListString(at::IntArrayRef v) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 const char* CountWord(int64_t n) { return n == 2 ? "two" : "three"; }
 
 // The last n entries of `dims`.
@@ -90,12 +84,6 @@ std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& sizes) 
     flat /= sizes[a];
   }
   return t;
-}
-
-int64_t Product(const std::vector<int64_t>& v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
 }
 
 void CheckPoolInput(const char* op, const at::Tensor& self, int64_t n) {
@@ -128,13 +116,13 @@ PoolDims PoolGeometry(const char* op, const at::Tensor& self, int64_t n, at::Int
   CheckPoolInput(op, self, n);
   auto ok = [&](at::IntArrayRef v) { return v.size() == 1 || static_cast<int64_t>(v.size()) == n; };
   TORCH_CHECK(ok(kernel_size), op, ": kernel_size must either be a single int, or a tuple of ", CountWord(n),
-              " ints, got ", ListString(kernel_size));
+              " ints, got ", SizesString(kernel_size));
   TORCH_CHECK(stride.empty() || ok(stride), op, ": stride must either be omitted, a single int, or a tuple of ",
-              CountWord(n), " ints, got ", ListString(stride));
+              CountWord(n), " ints, got ", SizesString(stride));
   TORCH_CHECK(ok(padding), op, ": padding must either be a single int, or a tuple of ", CountWord(n), " ints, got ",
-              ListString(padding));
+              SizesString(padding));
   TORCH_CHECK(ok(dilation), op, ": dilation must be either a single int, or a tuple of ", CountWord(n),
-              " ints, got ", ListString(dilation));
+              " ints, got ", SizesString(dilation));
   PoolDims g(n);
   for (int64_t i = 0; i < n; ++i) {
     PoolDim& d = g[i];
@@ -144,9 +132,9 @@ PoolDims PoolGeometry(const char* op, const at::Tensor& self, int64_t n, at::Int
     d.p = PickDim(padding, i);
     d.d = PickDim(dilation, i);
     TORCH_CHECK(d.k > 0, op, ": kernel size should be greater than zero, but got kernel_size=",
-                ListString(kernel_size));
-    TORCH_CHECK(d.s > 0, op, ": stride should be greater than zero, but got stride=", ListString(stride));
-    TORCH_CHECK(d.d > 0, op, ": dilation should be greater than zero, but got dilation=", ListString(dilation));
+                SizesString(kernel_size));
+    TORCH_CHECK(d.s > 0, op, ": stride should be greater than zero, but got stride=", SizesString(stride));
+    TORCH_CHECK(d.d > 0, op, ": dilation should be greater than zero, but got dilation=", SizesString(dilation));
     TORCH_CHECK(d.p >= 0 && d.p <= d.k / 2, op, ": pad should be at most half of effective kernel size, but got pad=",
                 d.p, ", kernel_size=", d.k, " and dilation=", d.d);
     int64_t span = d.in + 2 * d.p - d.d * (d.k - 1) - 1 + (ceil_mode ? d.s - 1 : 0);
@@ -158,7 +146,7 @@ PoolDims PoolGeometry(const char* op, const at::Tensor& self, int64_t n, at::Int
   bool positive = true;
   for (const PoolDim& d : g) positive = positive && d.out >= 1;
   TORCH_CHECK(positive, op, ": Given input size: ", DescribeTensor(self), ". Calculated output size: ",
-              ListString(OutSizes(g)), ". Output size is too small");
+              SizesString(OutSizes(g)), ". Output size is too small");
   return g;
 }
 
@@ -349,7 +337,7 @@ void CheckAvgArgs(const char* op, std::optional<int64_t> divisor_override) {
 void CheckPoolGrad(const char* op, const at::Tensor& grad_output, const at::Tensor& self,
                    const std::vector<int64_t>& od, const at::Tensor* indices) {
   TORCH_CHECK(grad_output.sizes().vec() == od && (!indices || indices->sizes().vec() == od), op,
-              ": expected grad_output", indices ? " and indices" : "", " of size ", ListString(od), " for input ",
+              ": expected grad_output", indices ? " and indices" : "", " of size ", SizesString(od), " for input ",
               DescribeTensor(self), ", got grad_output ", DescribeTensor(grad_output),
               indices ? " and indices " + DescribeTensor(*indices) : std::string());
   TORCH_CHECK(!indices || indices->scalar_type() == at::kLong, op, ": expected indices of dtype Long, got ",
@@ -700,10 +688,10 @@ Value AdaptiveAvgPoolRounded(const at::Tensor& self, const Value& x, at::IntArra
 
 at::Tensor AdaptiveAvgPool(const char* op, const at::Tensor& self, int64_t n, at::IntArrayRef output_size) {
   TORCH_CHECK(static_cast<int64_t>(output_size.size()) == n, op, ": output_size must be ", n, ", got ",
-              ListString(output_size));
+              SizesString(output_size));
   for (int64_t s : output_size)
     TORCH_CHECK(s >= 0, op, ": elements of output_size must be greater than or equal to 0 but received ",
-                ListString(output_size));
+                SizesString(output_size));
   CheckPoolInput(op, self, n);
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, ": expected a floating point input, got ",
               DescribeTensor(self));
@@ -750,10 +738,10 @@ at::Tensor AdaptiveAvgPoolBackward(const char* op, const at::Tensor& grad_output
 std::tuple<at::Tensor, at::Tensor> AdaptiveMaxPool(const char* op, const at::Tensor& self, int64_t n,
                                                    at::IntArrayRef output_size) {
   TORCH_CHECK(static_cast<int64_t>(output_size.size()) == n, op, ": internal error: output_size.size() must be ", n,
-              ", got ", ListString(output_size));
+              ", got ", SizesString(output_size));
   CheckPoolInput(op, self, n);
   for (int64_t s : output_size)
-    TORCH_CHECK(s > 0, op, ": elements of output_size must be greater than 0, got ", ListString(output_size));
+    TORCH_CHECK(s > 0, op, ": elements of output_size must be greater than 0, got ", SizesString(output_size));
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, ": \"", op, "\" not implemented for '",
               self.scalar_type(), "' (input ", DescribeTensor(self), ")");
   XlaTensorPtr x = GetXlaTensor(self, op);
@@ -803,8 +791,8 @@ std::tuple<at::Tensor, at::Tensor> FractionalMaxPool(const char* op, const at::T
                                                      const at::Tensor& random_samples,
                                                      const std::vector<int64_t>& sample_of) {
   TORCH_CHECK(static_cast<int64_t>(kernel_size.size()) == n && static_cast<int64_t>(output_size.size()) == n, op,
-              ": expected ", n, " kernel sizes and output sizes, got kernel_size=", ListString(kernel_size),
-              " and output_size=", ListString(output_size));
+              ": expected ", n, " kernel sizes and output sizes, got kernel_size=", SizesString(kernel_size),
+              " and output_size=", SizesString(output_size));
   CheckPoolInput(op, self, n);
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, ": \"", op, "\" not implemented for '",
               self.scalar_type(), "' (input ", DescribeTensor(self), ")");
@@ -1092,16 +1080,16 @@ at::Tensor XLANativeFunctions::max_unpool3d(const at::Tensor& self, const at::Te
   TORCH_CHECK(output_size.size() == 3, op, ": There should be exactly three elements (depth, height, width) in "
               "output_size, but got ", output_size.size(), " elements.");
   TORCH_CHECK(stride.size() == 3 && padding.size() == 3, op, ": There should be exactly three elements in stride "
-              "and padding, but got stride=", ListString(stride), " and padding=", ListString(padding));
+              "and padding, but got stride=", SizesString(stride), " and padding=", SizesString(padding));
   for (int64_t s : stride)
-    TORCH_CHECK(s > 0, op, ": strides should be greater than zero, but got stride: ", ListString(stride));
+    TORCH_CHECK(s > 0, op, ": strides should be greater than zero, but got stride: ", SizesString(stride));
   TORCH_CHECK(self.sizes() == indices.sizes(), op, ": Expected shape of indices to be same as that of the input "
               "tensor (", self.sizes(), ") but got indices tensor with shape: ", indices.sizes());
   for (int64_t i = 1; i < self.dim(); ++i)
     TORCH_CHECK(self.size(i) > 0, op, ": Expected input to have non-zero size for non-batch dimensions, but got ",
                 DescribeTensor(self));
   for (int64_t s : output_size)
-    TORCH_CHECK(s >= 0, op, ": output_size must be non-negative, got ", ListString(output_size));
+    TORCH_CHECK(s >= 0, op, ": output_size must be non-negative, got ", SizesString(output_size));
   int device = CommonDevice({&self, &indices}, op);
   XlaTensorPtr x = GetXlaTensor(self, op);
   std::vector<int64_t> out = WithLastN(self.sizes().vec(), output_size.vec());
@@ -1124,13 +1112,13 @@ PoolDims BlockGeometry(const char* op, int64_t height, int64_t width, at::IntArr
                          {"padding", padding}, {"stride", stride}})
     TORCH_CHECK(v.size() == 2, op, ": It is expected ", name, " equals to 2, but got size ", v.size());
   TORCH_CHECK(kernel_size[0] > 0 && kernel_size[1] > 0, op,
-              ": kernel size should be greater than zero, but got kernel_size=", ListString(kernel_size));
+              ": kernel size should be greater than zero, but got kernel_size=", SizesString(kernel_size));
   TORCH_CHECK(dilation[0] > 0 && dilation[1] > 0, op, ": dilation should be greater than zero, but got dilation=",
-              ListString(dilation));
+              SizesString(dilation));
   TORCH_CHECK(padding[0] >= 0 && padding[1] >= 0, op, ": padding should be non-negative, but got padding=",
-              ListString(padding));
+              SizesString(padding));
   TORCH_CHECK(stride[0] > 0 && stride[1] > 0, op, ": stride should be greater than zero, but got stride=",
-              ListString(stride));
+              SizesString(stride));
   PoolDims g(2);
   int64_t size[2] = {height, width};
   for (int64_t a = 0; a < 2; ++a) {
@@ -1140,8 +1128,8 @@ PoolDims BlockGeometry(const char* op, int64_t height, int64_t width, at::IntArr
     d.out = span >= 0 ? span / d.s + 1 : 0;
   }
   TORCH_CHECK(g[0].out >= 1 && g[1].out >= 1, op, ": Given input with spatial size (", height, ", ", width,
-              "), kernel_size=", ListString(kernel_size), ", dilation=", ListString(dilation), ", padding=",
-              ListString(padding), ", calculated shape of the array of sliding blocks as (", g[0].out, ", ",
+              "), kernel_size=", SizesString(kernel_size), ", dilation=", SizesString(dilation), ", padding=",
+              SizesString(padding), ", calculated shape of the array of sliding blocks as (", g[0].out, ", ",
               g[1].out, "), but its components must be at least one.");
   return g;
 }
@@ -1191,7 +1179,7 @@ at::Tensor XLANativeFunctions::col2im(const at::Tensor& self, at::IntArrayRef ou
   TORCH_CHECK(output_size.size() == 2, op, ": It is expected output_size equals to 2, but got size ",
               output_size.size());
   TORCH_CHECK(output_size[0] > 0 && output_size[1] > 0, op,
-              ": output_size should be greater than zero, but got output_size=", ListString(output_size));
+              ": output_size should be greater than zero, but got output_size=", SizesString(output_size));
   // as in eager, a 3-D input may have an empty batch
   TORCH_CHECK((self.dim() == 2 || self.dim() == 3) && self.size(-1) > 0 && self.size(-2) > 0, op,
               ": Expected non-empty 2D or 3D input tensor, but got ", DescribeTensor(self));
@@ -1201,10 +1189,10 @@ at::Tensor XLANativeFunctions::col2im(const at::Tensor& self, at::IntArrayRef ou
   int64_t blocks = g[0].k * g[1].k;
   TORCH_CHECK(self.size(-2) % blocks == 0, op, ": Expected size of input's dimension ", self.dim() - 2,
               " to be divisible by the product of kernel_size, but got input.size(", self.dim() - 2, ")=",
-              self.size(-2), " and kernel_size=", ListString(kernel_size));
-  TORCH_CHECK(self.size(-1) == g[0].out * g[1].out, op, ": Given output_size=", ListString(output_size),
-              ", kernel_size=", ListString(kernel_size), ", dilation=", ListString(dilation), ", padding=",
-              ListString(padding), ", stride=", ListString(stride), ", expected size of input's dimension ",
+              self.size(-2), " and kernel_size=", SizesString(kernel_size));
+  TORCH_CHECK(self.size(-1) == g[0].out * g[1].out, op, ": Given output_size=", SizesString(output_size),
+              ", kernel_size=", SizesString(kernel_size), ", dilation=", SizesString(dilation), ", padding=",
+              SizesString(padding), ", stride=", SizesString(stride), ", expected size of input's dimension ",
               self.dim() - 1, " to match the calculated number of sliding blocks ", g[0].out, " * ", g[1].out, " = ",
               g[0].out * g[1].out, ", but got input.size(", self.dim() - 1, ")=", self.size(-1));
   XlaTensorPtr x = GetXlaTensor(self, op);

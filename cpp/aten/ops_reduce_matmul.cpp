@@ -1,11 +1,14 @@
 // Reduction and matrix-multiplication kernels.
 #include <ATen/ATen.h>
+#include <ATen/Operators.h>
+#include <ATen/native/CPUFallback.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "XLANativeFunctions.h"
+#include "aten/cpu_fallback.h"
 #include "aten/kernel_util.h"
 #include "aten/reduce_util.h"
 #include "aten/transfer.h"
@@ -632,21 +635,11 @@ at::Tensor XLANativeFunctions::addbmm(const at::Tensor& self, const at::Tensor& 
                                       const at::Scalar& beta, const at::Scalar& alpha) {
   XLA_COUNT("addbmm");
   const char* op = "addbmm";
-  TORCH_CHECK(batch1.dim() == 3, op, ": batch1 must be a 3D tensor, got ", DescribeTensor(batch1));
-  TORCH_CHECK(batch2.dim() == 3, op, ": batch2 must be a 3D tensor, got ", DescribeTensor(batch2));
-  TORCH_CHECK(batch1.size(0) == batch2.size(0) && batch1.size(2) == batch2.size(1), op,
-              ": incompatible matrix sizes for bmm: batch1 ", DescribeTensor(batch1), " and batch2 ",
-              DescribeTensor(batch2));
-  TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type() && self.scalar_type() == batch1.scalar_type(), op,
-              ": expected self, batch1 and batch2 to have the same dtype, but got ", self.scalar_type(), ", ",
-              batch1.scalar_type(), " and ", batch2.scalar_type());
+  CheckBatchProductArgs(op, self, batch1, batch2, "incompatible matrix sizes for bmm");
   int device = CommonDevice({&self, &batch1, &batch2}, op);
   Value a = GetXlaTensor(batch1, op)->GetIrValue();
   Value b = GetXlaTensor(batch2, op)->GetIrValue();
   ElementType type = a.shape().type;
-  auto is_value = [](const at::Scalar& s, double v) {
-    return s.isIntegral(true) ? s.toLong() == static_cast<int64_t>(v) : s.toDouble() == v;
-  };
   const int64_t batches = batch1.size(0);
   constexpr int64_t kMaxRoundedBatches = 64;
   if ((type == ElementType::kBF16 || type == ElementType::kF16) && batches > 0 && batches <= kMaxRoundedBatches) {
@@ -660,12 +653,12 @@ at::Tensor XLANativeFunctions::addbmm(const at::Tensor& self, const at::Tensor& 
     Value alpha_v = ir::Broadcast(IrScalar(alpha, f32), dims);
     auto batch = [&](int64_t i) {
       Value one = ir::Reshape(ir::Slice(products, {i, 0, 0}, {i + 1, n, p}, {1, 1, 1}), dims);
-      return is_value(alpha, 1) ? one : ir::Binary(ir::op::kMultiply, one, alpha_v);
+      return ScalarIs(alpha, 1) ? one : ir::Binary(ir::op::kMultiply, one, alpha_v);
     };
     Value acc = batch(0);
     Value bias = Checked(op, [&] { return ir::Broadcast(IrOperand(self, f32, op), dims); });
-    if (!is_value(beta, 0)) {
-      if (!is_value(beta, 1)) bias = ir::Binary(ir::op::kMultiply, bias, ir::Broadcast(IrScalar(beta, f32), dims));
+    if (!ScalarIs(beta, 0)) {
+      if (!ScalarIs(beta, 1)) bias = ir::Binary(ir::op::kMultiply, bias, ir::Broadcast(IrScalar(beta, f32), dims));
       acc = ir::Binary(ir::op::kAdd, bias, acc);
     }
     Value result = ir::Convert(acc, type);
@@ -674,23 +667,14 @@ at::Tensor XLANativeFunctions::addbmm(const at::Tensor& self, const at::Tensor& 
     return AtenFromIr(result, device);
   }
   Value product = ir::DotGeneral(a, b, {}, {}, {0, 2}, {0, 1}, type);
-  const auto& dims = product.shape().dims;
-  // self must broadcast to the product even when beta is 0 (PyTorch checks it too).
-  Value bias = Checked(op, [&] { return ir::Broadcast(IrOperand(self, type, op), dims); });
-  if (!is_value(alpha, 1)) product = ir::Binary(ir::op::kMultiply, product, ir::Broadcast(IrScalar(alpha, type), dims));
-  if (is_value(beta, 0)) return AtenFromIr(product, device);
-  if (!is_value(beta, 1)) bias = ir::Binary(ir::op::kMultiply, bias, ir::Broadcast(IrScalar(beta, type), dims));
-  return AtenFromIr(ir::Binary(ir::op::kAdd, bias, product), device);
+  return AtenFromIr(BiasPlusScaledProduct(self, product, beta, alpha, type, op), device);
 }
 
 // vdot: the dot product with self conjugated; for real types exactly dot. Complex
 // vectors run on the CPU (no conjugate lowering yet).
 at::Tensor XLANativeFunctions::vdot(const at::Tensor& self, const at::Tensor& other) {
-  if (self.is_complex() || other.is_complex()) {
-    static metrics::Counter* fallback = metrics::GetCounter("aten::vdot");
-    fallback->Add();
-    return at::vdot(self.cpu(), other.cpu()).to(self.device());
-  }
+  if (self.is_complex() || other.is_complex())
+    return at::native::call_fallback_fn<&XlaCpuFallback, ATEN_OP(vdot)>::call(self, other);
   XLA_COUNT("vdot");
   TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "vdot: 1D tensors expected, but got ", self.dim(), "D and ",
               other.dim(), "D tensors");
