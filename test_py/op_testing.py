@@ -126,6 +126,26 @@ def check_grad(fn, *inputs, ops=(), allow=(), rtol=None, atol=None, seed=7):
     assert_same(gx, gc, rtol, atol)
 
 
+def run_grad(fn, x, ops=(), seed=1, rtol=None, atol=None):
+  """fn(x) forward and backward on the CPU and on the device (which must bump xla::<op>
+  for each op and run no CPU fallback); compares every output and x's gradient (the
+  upstream gradient flows into the first output)."""
+  xc = x.clone().requires_grad_(True)
+  out_c = fn(xc)
+  outs_c = out_c if isinstance(out_c, tuple) else (out_c,)
+  g = make(outs_c[0].shape, outs_c[0].dtype, seed=seed)
+  outs_c[0].backward(g)
+  xx = x.to(DEV).requires_grad_(True)
+  with lowered(*ops):
+    out_x = fn(xx)
+    outs_x = out_x if isinstance(out_x, tuple) else (out_x,)
+    outs_x[0].backward(g.to(DEV))
+    xm.mark_step()
+  for a, e in zip(outs_x, outs_c):
+    assert_same(a, e.detach(), rtol=rtol, atol=atol)
+  assert_same(xx.grad, xc.grad, rtol=rtol, atol=atol)
+
+
 FLOATS = [torch.float32, torch.bfloat16]
 INTS = [torch.int32, torch.int64]
 ALL = FLOATS + INTS

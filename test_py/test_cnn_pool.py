@@ -7,25 +7,7 @@ import torch.nn.functional as F
 
 import torch_xla.core.xla_model as xm
 
-from op_testing import DEV, FLOATS, assert_same, check, ids, lowered, make
-
-
-def run_grad(fn, x, ops=(), seed=1, atol=None, rtol=None):
-  """fn(x) forward and backward on CPU and device; compares outputs and x's gradient."""
-  xc = x.clone().requires_grad_(True)
-  out_c = fn(xc)
-  outs_c = out_c if isinstance(out_c, tuple) else (out_c,)
-  g = make(outs_c[0].shape, outs_c[0].dtype, seed=seed)
-  outs_c[0].backward(g)
-  xx = x.to(DEV).requires_grad_(True)
-  with lowered(*ops):
-    out_x = fn(xx)
-    outs_x = out_x if isinstance(out_x, tuple) else (out_x,)
-    outs_x[0].backward(g.to(DEV))
-    xm.mark_step()
-  for a, e in zip(outs_x, outs_c):
-    assert_same(a, e.detach(), rtol=rtol, atol=atol)
-  assert_same(xx.grad, xc.grad, rtol=rtol, atol=atol)
+from op_testing import DEV, FLOATS, assert_same, check, ids, lowered, make, run_grad
 
 
 MAX_CASES = [

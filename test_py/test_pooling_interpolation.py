@@ -8,9 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import torch_xla.core.xla_model as xm
-
-from op_testing import DEV, FLOATS, assert_same, check, check_grad, ids, lowered, make
+from op_testing import DEV, FLOATS, assert_same, check, check_grad, ids, lowered, make, run_grad
 
 # bf16: eager sums gradients (and some interpolations) in bf16, we in f32.
 LOOSE_BF16 = dict(atol=3e-2, rtol=3e-2)
@@ -18,25 +16,6 @@ LOOSE_BF16 = dict(atol=3e-2, rtol=3e-2)
 
 def loose(dtype):
   return LOOSE_BF16 if dtype == torch.bfloat16 else {}
-
-
-def run_grad(fn, x, ops=(), seed=1, **tol):
-  """fn(x) forward and backward on CPU and device; compares every output and x's
-  gradient (the upstream gradient flows into the first output)."""
-  xc = x.clone().requires_grad_(True)
-  out_c = fn(xc)
-  outs_c = out_c if isinstance(out_c, tuple) else (out_c,)
-  g = make(outs_c[0].shape, outs_c[0].dtype, seed=seed)
-  outs_c[0].backward(g)
-  xx = x.to(DEV).requires_grad_(True)
-  with lowered(*ops):
-    out_x = fn(xx)
-    outs_x = out_x if isinstance(out_x, tuple) else (out_x,)
-    outs_x[0].backward(g.to(DEV))
-    xm.mark_step()
-  for a, e in zip(outs_x, outs_c):
-    assert_same(a, e.detach(), **tol)
-  assert_same(xx.grad, xc.grad, **tol)
 
 
 # ---------------------------------------------------------------------------------
