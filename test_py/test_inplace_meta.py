@@ -120,3 +120,61 @@ def test_symbolic_shapes_keep_working():
       longs.mul_(y)
     with pytest.raises(RuntimeError, match='Subtraction'):
       fake(torch.ones(3, 4, dtype=torch.bool)).sub_(fake(torch.ones(3, 4, dtype=torch.bool)))
+
+
+# In-place ops whose only tensor is self (cpp/aten/inplace_meta_self_only.cpp).
+SELF_ONLY = {
+    'sigmoid_': lambda s: s.sigmoid_(), 'tanh_': lambda s: s.tanh_(), 'relu_': lambda s: s.relu_(),
+    'silu_': lambda s: torch.nn.functional.silu(s, inplace=True), 'exp_': lambda s: s.exp_(),
+    'log1p_': lambda s: s.abs_().log1p_(), 'rsqrt_': lambda s: s.abs_().add_(1).rsqrt_(),
+    'neg_': lambda s: s.neg_(), 'floor_': lambda s: s.floor_(), 'round_.decimals': lambda s: s.round_(decimals=1),
+    'clamp_min_': lambda s: s.clamp_min_(0.1), 'clamp_max_': lambda s: s.clamp_max_(0.1),
+    'leaky_relu_': lambda s: torch.nn.functional.leaky_relu_(s, 0.2),
+    'hardtanh_': lambda s: torch.nn.functional.hardtanh_(s, -0.5, 0.5),
+    'gelu_': lambda s: torch.ops.aten.gelu_(s, approximate='tanh'),
+    'elu_': lambda s: torch.nn.functional.elu_(s, 0.5), 'threshold_': lambda s: torch.nn.functional.threshold_(s, 0.1, 2.0),
+}
+
+
+@pytest.mark.parametrize('op', sorted(SELF_ONLY) + ['uniform_', 'normal_', 'erf_', 'sin_'])
+def test_self_only_meta_kernel_is_the_cpp_one(op):
+  dump = torch._C._dispatch_dump('aten::' + op)
+  active = [l for l in dump.splitlines() if l.startswith('Meta:')]
+  assert len(active) == 1 and 'inplace_meta_self_only.cpp' in active[0], active
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.bfloat16], ids=ids)
+@pytest.mark.parametrize('op', sorted(SELF_ONLY))
+def test_self_only_results_match_eager(op, dtype):
+  fn = SELF_ONLY[op]
+  self_c = make((2, 3), dtype)
+  assert_same(fn(self_c.to(DEV)), fn(self_c.clone()))
+  meta = fn(self_c.to('meta'))
+  assert (meta.shape, meta.dtype) == (self_c.shape, self_c.dtype)
+
+
+@pytest.mark.parametrize('name,fn,message', [
+    ('int_sigmoid', lambda d: torch.ones(3, dtype=torch.long, device=d).sigmoid_(), "can't be cast"),
+    ('int_tanh', lambda d: torch.ones(3, dtype=torch.long, device=d).tanh_(), "can't be cast"),
+    ('bool_relu', lambda d: torch.ones(3, dtype=torch.bool, device=d).relu_(), 'Boolean inputs'),
+    ('bool_neg', lambda d: torch.ones(3, dtype=torch.bool, device=d).neg_(), 'Negation'),
+], ids=lambda v: v if isinstance(v, str) else '')
+def test_self_only_rejected_raises_as_eager(name, fn, message):
+  for device in ('cpu', 'meta', DEV):
+    with pytest.raises(RuntimeError, match=message):
+      fn(device)
+
+
+def test_self_only_symbolic_shapes_keep_working():
+  from torch._subclasses.fake_tensor import FakeTensorMode
+  from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+  mode = FakeTensorMode(shape_env=ShapeEnv())
+  dynamic_rows = StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DYNAMIC, DimDynamic.STATIC])
+  x = mode.from_tensor(torch.ones(3, 4), symbolic_context=dynamic_rows)
+  longs = mode.from_tensor(torch.ones(3, 4, dtype=torch.long), symbolic_context=dynamic_rows)
+  with mode:
+    for op, fn in SELF_ONLY.items():
+      out = fn(x)
+      assert isinstance(out.shape[0], torch.SymInt) and out.shape[1] == 4, op
+    with pytest.raises(RuntimeError, match='cast'):  # FakeTensor words its own check
+      longs.sigmoid_()

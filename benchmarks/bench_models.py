@@ -1,0 +1,254 @@
+"""Training steps of the models users bring (PyTorch's stock modules) on the XLA device
+against eager PyTorch on the CPU: one table, each row measured in the same process as
+its eager baseline (alternating rounds, see common.compare_training).
+
+Rows:
+  mnist        the guides' MNIST network (examples/mnist_model.py), batch 128
+  encoder      nn.TransformerEncoder(TransformerEncoderLayer(256, 4, 1024, dropout=0,
+               batch_first=True), 2) + Linear(256, 1000), batch 16 x sequence 128
+  mha          nn.MultiheadAttention(256, 4, batch_first=True) self-attention alone,
+               batch 16 x sequence 128, mean squared error against a fixed target
+  lstm         Embedding(1000, 256) + nn.LSTM(256, 256, 2 layers) + Linear(256, 1000),
+               batch 16 x sequence 32 (a word language model)
+  resnet18     ResNet-18 (BasicBlock, layers 2-2-2-2, 64-512 channels, its stem of a
+               7x7 stride-2 convolution and a max-pool), 64x64 RGB, 10 classes, batch 16
+
+Every row trains with SGD (momentum 0.9) and cross-entropy (mse for mha). Columns: ms
+of an eager step, of an XLA step waiting for its result and per step back to back, the
+ratios, the first XLA step (compile included; the persistent compile cache is turned
+off for it), graphs executed per step, ops through the CPU fallback, and peak resident
+memory of a process that runs only eager steps and of one that runs only XLA steps
+(each its own process, MB, and the ratio).
+
+  python benchmarks/bench_models.py [--rows mnist,encoder,...] [--steps N]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(1, here)
+sys.path.insert(1, os.path.join(here, '..', 'examples'))
+
+ROWS = ('mnist', 'encoder', 'mha', 'lstm', 'resnet18')
+DEFAULT_STEPS = {'mnist': 20, 'encoder': 5, 'mha': 10, 'lstm': 10, 'resnet18': 5}
+
+
+def _models():
+  """name -> (build_model(), make_batch(generator) -> (inputs, target), loss_fn)."""
+  import torch
+  import torch.nn as nn
+  import torch.nn.functional as F
+
+  def mnist():
+    from mnist_model import MNIST
+    return MNIST(), lambda: (torch.randn(128, 1, 28, 28), torch.randint(0, 10, (128,))), F.nll_loss
+
+  def encoder():
+
+    class Encoder(nn.Module):
+
+      def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = nn.Linear(256, 1000)
+
+      def forward(self, x):
+        return self.head(self.encoder(x)).flatten(0, 1)
+
+    return Encoder(), lambda: (torch.randn(16, 128, 256), torch.randint(0, 1000, (16 * 128,))), F.cross_entropy
+
+  def mha():
+
+    class SelfAttention(nn.Module):
+
+      def __init__(self):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(256, 4, batch_first=True)
+
+      def forward(self, x):
+        return self.attention(x, x, x, need_weights=False)[0]
+
+    return SelfAttention(), lambda: (torch.randn(16, 128, 256), torch.randn(16, 128, 256)), F.mse_loss
+
+  def lstm():
+
+    class LanguageModel(nn.Module):
+
+      def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(1000, 256)
+        self.lstm = nn.LSTM(256, 256, num_layers=2, batch_first=True)
+        self.head = nn.Linear(256, 1000)
+
+      def forward(self, tokens):
+        return self.head(self.lstm(self.embedding(tokens))[0]).flatten(0, 1)
+
+    return LanguageModel(), lambda: (torch.randint(0, 1000, (16, 32)), torch.randint(0, 1000, (16 * 32,))), F.cross_entropy
+
+  def resnet18():
+    return ResNet18(), lambda: (torch.randn(16, 3, 64, 64), torch.randint(0, 10, (16,))), F.cross_entropy
+
+  return {'mnist': mnist, 'encoder': encoder, 'mha': mha, 'lstm': lstm, 'resnet18': resnet18}
+
+
+def _resnet18_class():
+  import torch.nn as nn
+
+  class BasicBlock(nn.Module):
+
+    def __init__(self, inplanes, planes, stride):
+      super().__init__()
+      self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
+      self.bn1 = nn.BatchNorm2d(planes)
+      self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+      self.bn2 = nn.BatchNorm2d(planes)
+      self.relu = nn.ReLU(inplace=True)
+      self.downsample = None
+      if stride != 1 or inplanes != planes:
+        self.downsample = nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+      identity = x if self.downsample is None else self.downsample(x)
+      out = self.relu(self.bn1(self.conv1(x)))
+      out = self.bn2(self.conv2(out))
+      return self.relu(out + identity)
+
+  class ResNet18(nn.Module):
+
+    def __init__(self, classes=10):
+      super().__init__()
+      self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True),
+                                nn.MaxPool2d(3, 2, 1))
+      blocks, inplanes = [], 64
+      for planes, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        blocks += [BasicBlock(inplanes, planes, stride), BasicBlock(planes, planes, 1)]
+        inplanes = planes
+      self.blocks = nn.Sequential(*blocks)
+      self.fc = nn.Linear(512, classes)
+
+    def forward(self, x):
+      x = self.blocks(self.stem(x))
+      return self.fc(x.mean((2, 3)))
+
+  return ResNet18
+
+
+def ResNet18():
+  return _resnet18_class()()
+
+
+def make_step(name):
+  """make_step for common.compare_training: the row's model trained on one fixed batch."""
+  import torch
+
+  def build(device):
+    torch.manual_seed(0)
+    model, make_batch, loss_fn = _models()[name]()
+    model = model.train().to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    inputs, target = make_batch()
+
+    def step():
+      opt.zero_grad()
+      loss = loss_fn(model(inputs.to(device)), target.to(device))
+      loss.backward()
+      opt.step()
+
+    return step
+
+  return build
+
+
+def _peak_rss_mb():
+  import resource
+  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _child_timing(name, steps):
+  import torch
+  import torch_xla.debug.metrics as met
+  from common import compare_training
+  torch.set_num_threads(os.cpu_count())
+  row = compare_training(make_step(name), steps)
+  executions_before = met.metric_data('ExecuteTime')[0]
+  import torch_xla.core.xla_model as xm
+  step = make_step(name)(xm.xla_device())
+  for _ in range(3):
+    step()
+    xm.mark_step()
+  xm.wait_device_ops()
+  row['graphs_per_step'] = (met.metric_data('ExecuteTime')[0] - executions_before - 1) / 2
+  return row
+
+
+def _child_memory(name, device, steps):
+  import torch
+  torch.set_num_threads(os.cpu_count())
+  if device == 'cpu':
+    step = make_step(name)('cpu')
+    for _ in range(steps):
+      step()
+  else:
+    import torch_xla.core.xla_model as xm
+    step = make_step(name)(xm.xla_device())
+    for _ in range(steps):
+      step()
+      xm.mark_step()
+    xm.wait_device_ops()
+  return {'peak_rss_mb': _peak_rss_mb()}
+
+
+def _run_child(args, env=None):
+  out = subprocess.run([sys.executable, os.path.abspath(__file__), '--child'] + args,
+                       env={**os.environ, **(env or {})}, capture_output=True, text=True)
+  if out.returncode != 0:
+    raise RuntimeError('{} failed:\n{}'.format(' '.join(args), out.stderr[-4000:]))
+  lines = [line for line in out.stdout.splitlines() if line.startswith('{')]
+  for line in out.stdout.splitlines():
+    if line.startswith('ops run through'):
+      print(args[1], line)
+  return json.loads(lines[-1])
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument('--rows', default=','.join(ROWS))
+  parser.add_argument('--steps', type=int, default=None, help='steps per round (default: per row)')
+  parser.add_argument('--no-memory', action='store_true', help='skip the peak-memory processes')
+  parser.add_argument('--child', nargs=3, metavar=('KIND', 'ROW', 'STEPS'), help=argparse.SUPPRESS)
+  args = parser.parse_args()
+  if args.child:
+    kind, name, steps = args.child[0], args.child[1], int(args.child[2])
+    if kind == 'timing':
+      import torch_xla  # noqa: F401
+      row = _child_timing(name, steps)
+    else:
+      row = _child_memory(name, kind, steps)
+    print(json.dumps(row))
+    return
+
+  from common import report
+  rows = []
+  for name in args.rows.split(','):
+    steps = args.steps or DEFAULT_STEPS[name]
+    # The first step compiles: the persistent cache would otherwise make it a load.
+    timing = _run_child(['timing', name, str(steps)], {'XLA_PERSISTENT_CACHE_PATH': ''})
+    row = {'model': name, 'eager_ms': timing['eager_ms'], 'xla_ms': timing['xla_ms'], 'ratio': timing['ratio'],
+           'xla_b2b_ms': timing['xla_pipelined_ms'], 'b2b_ratio': timing['pipelined_ratio'],
+           'first_step_s': timing['xla_first_step_s'], 'graphs_per_step': timing['graphs_per_step'],
+           'fallbacks': timing['cpu_fallback_ops']}
+    if not args.no_memory:
+      eager_mb = _run_child(['cpu', name, '5'])['peak_rss_mb']
+      xla_mb = _run_child(['xla', name, '5'])['peak_rss_mb']
+      row.update({'eager_peak_mb': eager_mb, 'xla_peak_mb': xla_mb, 'memory_ratio': xla_mb / eager_mb})
+    rows.append(row)
+    print(json.dumps(row), flush=True)
+  report(rows)
+
+
+if __name__ == '__main__':
+  main()
