@@ -25,6 +25,7 @@
 
 #include "aten/bridge.h"
 #include "aten/cpu_fallback.h"
+#include "aten/host_aten_ops.h"
 #include "aten/single_thread_scope.h"
 #include "ir/builder.h"
 #include "lowering/host_kernel_targets.h"
@@ -65,6 +66,9 @@ constexpr const char* kHostAtenOps[] = {
     "linalg_eig",
     "linalg_matrix_exp",
     "linalg_pinv.atol_rtol_tensor",
+    // Attention by PyTorch's CPU flash-attention kernels (host_attention.cpp).
+    "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_flash_attention_for_cpu_backward",
 };
 
 // The config's first value: a stable identity of the op (a cached executable from
@@ -194,19 +198,6 @@ void RunHostAten(const runtime::HostKernelCall& call) {
 
 // Whether host kernels run here: the CPU device of a plugin that takes them (the kernel
 // is registered on the first yes).
-bool HostAtenAvailable() {
-  static const bool available = [] {
-    runtime::Client& client = runtime::Client::Get();
-    if (client.device_kind() != "CPU" || !SingleThreadedAtenScope::Available()) return false;
-    try {
-      runtime::RegisterHostKernel(client.api(), lowering::kHostAtenTarget, runtime::HostKernelHandler<RunHostAten>);
-    } catch (const runtime::RuntimeError&) {
-      return false;
-    }
-    return true;
-  }();
-  return available;
-}
 
 metrics::Counter* OpCounter(const c10::OperatorName& name) {
   static std::mutex mu;
@@ -304,4 +295,19 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
 }
 
 }  // namespace
+
+bool HostAtenAvailable() {
+  static const bool available = [] {
+    runtime::Client& client = runtime::Client::Get();
+    if (client.device_kind() != "CPU" || !SingleThreadedAtenScope::Available()) return false;
+    try {
+      runtime::RegisterHostKernel(client.api(), lowering::kHostAtenTarget, runtime::HostKernelHandler<RunHostAten>);
+    } catch (const runtime::RuntimeError&) {
+      return false;
+    }
+    return true;
+  }();
+  return available;
+}
+
 }  // namespace torch_xla
