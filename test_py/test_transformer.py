@@ -253,6 +253,9 @@ def sdpa_inputs(dtype=torch.float32, b=2, h=3, l=5, s=6, e=8, ev=4):
 
 
 SDPA_OPS = ('_safe_softmax', '_softmax_backward_data', 'bmm')
+# Attention in nn.MultiheadAttention / TransformerEncoderLayer on the CPU device: PyTorch's
+# flash-attention kernels inside the graph (test_host_attention.py).
+FLASH_OPS = ('_scaled_dot_product_flash_attention_for_cpu', '_scaled_dot_product_flash_attention_for_cpu_backward')
 
 
 @pytest.mark.parametrize('dtype', FLOATS, ids=ids)
@@ -426,8 +429,7 @@ def test_encoder_layer_train_backward_no_fallback():
   out_c.square().mean().backward()
   lx = _copy_module(layer)
   lx.zero_grad()
-  with lowered('native_layer_norm', 'native_layer_norm_backward', 'gelu', 'gelu_backward', '_safe_softmax',
-               '_softmax_backward_data'):
+  with lowered('native_layer_norm', 'native_layer_norm_backward', 'gelu', 'gelu_backward', *FLASH_OPS):
     out_x = lx(to_dev(x))
     out_x.square().mean().backward()
     xm.mark_step()
@@ -464,7 +466,7 @@ def test_encoder_training_step_matches_eager():
   tokens, labels = torch.randint(0, 100, (8, 16)), torch.randint(0, 10, (8,))
   model_x = _copy_module(model)
   loss = _train_step(model, tokens, labels)
-  met_clear = lowered('native_layer_norm_backward', 'gelu_backward', '_safe_softmax', '_softmax_backward_data')
+  met_clear = lowered('native_layer_norm_backward', 'gelu_backward', *FLASH_OPS)
   with met_clear:
     loss_x = _train_step(model_x, to_dev(tokens), to_dev(labels))
     xm.mark_step()
