@@ -69,6 +69,9 @@ constexpr const char* kHostAtenOps[] = {
     // Attention by PyTorch's CPU flash-attention kernels (host_attention.cpp).
     "_scaled_dot_product_flash_attention_for_cpu",
     "_scaled_dot_product_flash_attention_for_cpu_backward",
+    // LSTM layers by PyTorch's CPU (oneDNN) kernels (host_lstm.cpp).
+    "mkldnn_rnn_layer",
+    "mkldnn_rnn_layer_backward",
 };
 
 // The config's first value: a stable identity of the op (a cached executable from
@@ -180,6 +183,9 @@ void RunHostAten(const runtime::HostKernelCall& call) {
   std::vector<at::Tensor> operands;
   for (const runtime::HostBuffer& b : call.operands) operands.push_back(Wrap(b));
   c10::InferenceMode inference;
+  // Grad mode on: some kernels decide by it whether to produce what their backward
+  // reads (mkldnn_rnn_layer's workspace), and the traced shapes assumed it.
+  at::AutoGradMode grad_mode(true);
   SingleThreadedAtenScope one_thread;
   torch::jit::Stack stack = Decode(call.config, 1, op.schema().arguments().size(), operands);
   op.callBoxed(stack);
@@ -214,6 +220,45 @@ at::Tensor MetaLike(const at::Tensor& t) {
 
 // The outputs (meta tensors) of the ops of kHostAtenOps that PyTorch gives no meta
 // kernel, from their meta arguments; false for any other op.
+// mkldnn_rnn_layer's outputs for meta arguments. Its meta kernel reports an empty
+// workspace, whose real size oneDNN decides; the CPU kernel is run once on zeros of the
+// arguments' shapes and its outputs' shapes kept for later traces of the same call.
+torch::jit::Stack RnnLayerShapes(const torch::jit::Stack& meta_args) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::vector<std::pair<std::vector<int64_t>, at::ScalarType>>> cache;
+  std::string key;
+  for (const c10::IValue& v : meta_args) {
+    if (v.isTensor()) {
+      key += c10::str(v.toTensor().sizes(), v.toTensor().scalar_type(), ";");
+    } else {
+      key += c10::str(v, ";");
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    static const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::mkldnn_rnn_layer", "");
+    torch::jit::Stack cpu_args;
+    for (const c10::IValue& v : meta_args) {
+      if (v.isTensor()) {
+        cpu_args.emplace_back(at::zeros(v.toTensor().sizes(), v.toTensor().options().device(at::kCPU)));
+      } else {
+        cpu_args.push_back(v);
+      }
+    }
+    c10::InferenceMode inference;
+    at::AutoGradMode grad_mode(true);  // as RunHostAten runs it
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu_args);
+    std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> shapes;
+    for (const c10::IValue& r : cpu_args) shapes.emplace_back(r.toTensor().sizes().vec(), r.toTensor().scalar_type());
+    it = cache.emplace(key, std::move(shapes)).first;
+  }
+  torch::jit::Stack results;
+  for (const auto& [sizes, type] : it->second)
+    results.emplace_back(at::empty(sizes, at::TensorOptions().dtype(type).device(at::kMeta)));
+  return results;
+}
+
 bool MetaWithoutKernel(const c10::OperatorName& name, torch::jit::Stack& stack) {
   auto meta = [](std::vector<int64_t> sizes, at::ScalarType type) {
     return at::empty(sizes, at::TensorOptions().dtype(type).device(at::kMeta));
@@ -225,6 +270,10 @@ bool MetaWithoutKernel(const c10::OperatorName& name, torch::jit::Stack& stack) 
     std::vector<int64_t> tau(a.sizes().begin(), a.sizes().end() - 2);
     tau.push_back(std::min(a.size(-2), a.size(-1)));
     stack = {meta(a.sizes().vec(), a.scalar_type()), meta(tau, a.scalar_type())};
+    return true;
+  }
+  if (name.name == "aten::mkldnn_rnn_layer") {
+    stack = RnnLayerShapes(stack);
     return true;
   }
   if (name.name == "aten::linalg_pinv" && name.overload_name == "atol_rtol_tensor") {
