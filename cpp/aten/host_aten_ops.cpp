@@ -11,13 +11,16 @@
 //
 // On other devices (no host kernels there) the op goes to the CPU fallback instead.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -26,6 +29,7 @@
 #include "aten/bridge.h"
 #include "aten/cpu_fallback.h"
 #include "aten/host_aten_ops.h"
+#include "aten/host_aten_parts.h"
 #include "aten/single_thread_scope.h"
 #include "ir/builder.h"
 #include "lowering/host_kernel_targets.h"
@@ -177,33 +181,80 @@ at::Tensor Wrap(const runtime::HostBuffer& b) {
 }
 
 // The host kernel: config = [op id, encoded arguments...].
-void RunHostAten(const runtime::HostKernelCall& call) {
-  if (call.config.empty()) throw std::invalid_argument("host ATen call: empty config");
-  const c10::OperatorHandle& op = OperatorOf(call.config[0]);
-  std::vector<at::Tensor> operands;
-  for (const runtime::HostBuffer& b : call.operands) operands.push_back(Wrap(b));
-  c10::InferenceMode inference;
-  // Grad mode on: some kernels decide by it whether to produce what their backward
-  // reads (mkldnn_rnn_layer's workspace), and the traced shapes assumed it.
-  at::AutoGradMode grad_mode(true);
-  SingleThreadedAtenScope one_thread;
-  torch::jit::Stack stack = Decode(call.config, 1, op.schema().arguments().size(), operands);
+// Runs one part of a call split by batch (host_aten_parts.h): slices the arguments,
+// calls the op and writes the part's slices of the results (kSum results go to `sums`).
+void RunPart(const c10::OperatorHandle& op, const std::vector<c10::IValue>& args, const BatchParts& rules,
+             int64_t part, int64_t parts, const std::vector<at::Tensor>& results, std::vector<at::Tensor>& sums) {
+  const int64_t begin = rules.batch * part / parts, length = rules.batch * (part + 1) / parts - begin;
+  // A view of this part's slice (results are written through it).
+  auto slice = [&](const at::Tensor& t, const PartRule& rule) {
+    if (rule.kind == PartKind::kSplit) return t.narrow(rule.dim, begin, length);
+    if (rule.kind == PartKind::kPieces) return t.narrow(0, t.numel() / parts * part, t.numel() / parts);
+    return t;
+  };
+  torch::jit::Stack stack;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const c10::IValue& v = args[i];
+    // Kernels get their slices contiguous, as PyTorch's callers hand them over.
+    stack.push_back(v.isTensor() && v.toTensor().defined() ? c10::IValue(slice(v.toTensor(), rules.args[i]).contiguous())
+                                                           : v);
+  }
   op.callBoxed(stack);
-  if (stack.size() != call.results.size())
-    throw std::runtime_error(op.operator_name().name + ": " + std::to_string(stack.size()) + " outputs for " +
-                             std::to_string(call.results.size()) + " result buffers");
-  for (std::size_t i = 0; i < stack.size(); ++i) {
-    at::Tensor out = Wrap(call.results[i]);
+  for (std::size_t i = 0; i < results.size(); ++i) {
     const at::Tensor& r = stack[i].toTensor();
+    const PartRule& rule = rules.results[i];
+    if (rule.kind == PartKind::kSum) {
+      sums[part * results.size() + i] = r;
+      continue;
+    }
+    at::Tensor out = rule.kind == PartKind::kPieces ? slice(results[i], rule).narrow(0, 0, r.numel()) : slice(results[i], rule);
+    if (rule.kind == PartKind::kPieces) {
+      out.copy_(r.reshape(-1));
+      continue;
+    }
     if (r.sizes() != out.sizes())
-      throw std::runtime_error(op.operator_name().name + ": output " + std::to_string(i) + " has size " +
-                               c10::str(r.sizes()) + ", traced as " + c10::str(out.sizes()));
+      throw std::runtime_error(op.operator_name().name + ": part " + std::to_string(part) + "'s output " +
+                               std::to_string(i) + " has size " + c10::str(r.sizes()) + ", expected " +
+                               c10::str(out.sizes()));
     if (out.numel() > 0) out.copy_(r);
   }
 }
 
-// Whether host kernels run here: the CPU device of a plugin that takes them (the kernel
-// is registered on the first yes).
+void RunHostAten(const runtime::HostKernelCall& call) {
+  if (call.config.size() < 2) throw std::invalid_argument("host ATen call: truncated config");
+  const c10::OperatorHandle& op = OperatorOf(call.config[0]);
+  const int64_t parts = call.config[1];
+  std::vector<at::Tensor> operands, results;
+  for (const runtime::HostBuffer& b : call.operands) operands.push_back(Wrap(b));
+  for (const runtime::HostBuffer& b : call.results) results.push_back(Wrap(b));
+  const std::vector<c10::IValue> args = Decode(call.config, 2, op.schema().arguments().size(), operands);
+  if (op.schema().returns().size() != results.size())
+    throw std::runtime_error(op.operator_name().name + ": " + std::to_string(op.schema().returns().size()) +
+                             " outputs for " + std::to_string(results.size()) + " result buffers");
+  // One part covering the whole batch when the op does not split.
+  std::optional<BatchParts> rules = parts > 1 ? BatchPartsOf(op.operator_name(), args) : std::nullopt;
+  if (!rules) {
+    rules = BatchParts{std::vector<PartRule>(args.size()), std::vector<PartRule>(results.size()), 1};
+  }
+  const int64_t count = parts > 1 ? parts : 1;
+  std::vector<at::Tensor> sums(count * results.size());
+  call.parallel.For(count, [&](int64_t part) {
+    c10::InferenceMode inference;
+    // Grad mode on: some kernels decide by it whether to produce what their backward
+    // reads (mkldnn_rnn_layer's workspace), and the traced shapes assumed it.
+    at::AutoGradMode grad_mode(true);
+    SingleThreadedAtenScope one_thread;
+    RunPart(op, args, *rules, part, count, results, sums);
+  });
+  c10::InferenceMode inference;
+  SingleThreadedAtenScope one_thread;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (rules->results[i].kind != PartKind::kSum) continue;
+    at::Tensor sum = sums[i];
+    for (int64_t p = 1; p < count; ++p) sum = sum + sums[p * results.size() + i];
+    results[i].copy_(sum);
+  }
+}
 
 metrics::Counter* OpCounter(const c10::OperatorName& name) {
   static std::mutex mu;
@@ -288,12 +339,33 @@ bool MetaWithoutKernel(const c10::OperatorName& name, torch::jit::Stack& stack) 
   return false;
 }
 
+void RunMeta(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
+  if (!MetaWithoutKernel(op.operator_name(), stack)) op.callBoxed(stack);
+}
+
+// The meta arguments of one part of `length` samples.
+torch::jit::Stack PartMetaArgs(const std::vector<c10::IValue>& meta_args, const BatchParts& rules, int64_t length,
+                               int64_t parts) {
+  torch::jit::Stack stack;
+  for (std::size_t i = 0; i < meta_args.size(); ++i) {
+    const c10::IValue& v = meta_args[i];
+    if (!v.isTensor() || !v.toTensor().defined() || rules.args[i].kind == PartKind::kWhole) {
+      stack.push_back(v);
+    } else if (rules.args[i].kind == PartKind::kSplit) {
+      stack.emplace_back(v.toTensor().narrow(rules.args[i].dim, 0, length).contiguous());
+    } else {
+      stack.emplace_back(v.toTensor().narrow(0, 0, v.toTensor().numel() / parts));
+    }
+  }
+  return stack;
+}
+
 void HostAtenKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const std::size_t num_args = schema.arguments().size();
   const std::size_t args_begin = stack->size() - num_args;
   // Tensor arguments must be XLA tensors of one device, the rest encodable.
-  std::vector<int64_t> config{OpId(op.operator_name())};
+  std::vector<int64_t> config{OpId(op.operator_name()), /*parts, set below*/ 1};
   std::vector<ir::Value> operands;
   torch::jit::Stack meta_stack;
   std::optional<int> device;
@@ -321,9 +393,10 @@ void HostAtenKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     XlaCpuFallback(op, stack);
     return;
   }
+  const std::vector<c10::IValue> meta_args(meta_stack.begin(), meta_stack.end());
   // The outputs' shapes, from the meta kernel (which also checks the arguments as the
   // CPU kernel would, with the same messages).
-  if (!MetaWithoutKernel(op.operator_name(), meta_stack)) op.callBoxed(meta_stack);
+  RunMeta(op, meta_stack);
   std::vector<ir::Shape> results;
   for (const c10::IValue& r : meta_stack) {
     if (!r.isTensor() || !r.toTensor().defined()) {
@@ -332,6 +405,25 @@ void HostAtenKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     }
     const at::Tensor& t = r.toTensor();
     results.emplace_back(ElementTypeOf(t.scalar_type()), t.sizes().vec());
+  }
+  // Ops that split by batch run in one part per compute thread (PyTorch's intra-op
+  // thread count, which matches XLA's pool unless the user changed it); the count is
+  // fixed here, since pieces of a workspace are laid out by it.
+  if (std::optional<BatchParts> rules = BatchPartsOf(op.operator_name(), meta_args)) {
+    const int64_t parts = std::min<int64_t>(rules->batch, at::get_num_threads());
+    if (parts > 1) {
+      config[1] = parts;
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        if (rules->results[i].kind != PartKind::kPieces) continue;
+        int64_t piece = 0;
+        for (int64_t length : {rules->batch / parts, (rules->batch + parts - 1) / parts}) {
+          torch::jit::Stack part_stack = PartMetaArgs(meta_args, *rules, length, parts);
+          RunMeta(op, part_stack);
+          piece = std::max<int64_t>(piece, part_stack.at(i).toTensor().numel());
+        }
+        results[i] = ir::Shape(results[i].type, {parts * piece});
+      }
+    }
   }
   std::vector<ir::Value> outputs = ir::HostAtenCall(std::move(operands), std::move(results), std::move(config));
   torch::jit::drop(*stack, num_args);
@@ -345,6 +437,8 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
 
 }  // namespace
 
+// The CPU device of a plugin that takes host kernels (the kernel is registered on the
+// first yes).
 bool HostAtenAvailable() {
   static const bool available = [] {
     runtime::Client& client = runtime::Client::Get();
