@@ -80,24 +80,28 @@ def main():
     wait()
     steps += 1
   print('{} steps, {:.1f} ms a step while sampled'.format(steps, (time.perf_counter() - start) / steps * 1e3))
-  report = subprocess.run(['perf', 'report', '-i', data, '--no-children', '--sort', 'dso,sym', '-g', 'none',
-                           '--percent-limit', '0.05'], capture_output=True, text=True).stdout
+  report = subprocess.run(['perf', 'report', '-i', data, '--no-children', '--sort', 'dso,sym', '-g', 'none', '-n'],
+                          capture_output=True, text=True).stdout
   os.remove(data)
-  rows = []
+  rows = []  # (samples, symbol)
   for line in report.splitlines():
     if not line.strip() or line.startswith('#'):
       continue
-    share = float(line.split('%')[0])
-    rows.append((share, line.split('%', 1)[1].strip()))
+    fields = line.split('%', 1)[1].split(None, 1)
+    rows.append((int(fields[0]), fields[1].strip()))
+  # Samples are taken at 1999 Hz on every thread that runs: core-ms a step.
+  per_step = lambda samples: samples / 1999 * 1e3 / steps
+  total = sum(n for n, _ in rows)
   by_kind = {}
-  for share, what in rows:
-    by_kind[kind_of(what)] = by_kind.get(kind_of(what), 0) + share
-  print('by kind (% of samples, all threads):')
-  for kind, share in sorted(by_kind.items(), key=lambda kv: -kv[1]):
-    print('  {:6.2f}%  {}'.format(share, kind))
+  for n, what in rows:
+    by_kind[kind_of(what)] = by_kind.get(kind_of(what), 0) + n
+  print('CPU time a step, all threads: {:.1f} core-ms'.format(per_step(total)))
+  print('by kind (core-ms a step, share):')
+  for kind, n in sorted(by_kind.items(), key=lambda kv: -kv[1]):
+    print('  {:7.2f}  {:5.1f}%  {}'.format(per_step(n), 100 * n / total, kind))
   print('top symbols:')
-  for share, what in rows[:args.top]:
-    print('  {:6.2f}%  {}'.format(share, ' '.join(what.split())[:140]))
+  for n, what in rows[:args.top]:
+    print('  {:7.2f}  {:5.1f}%  {}'.format(per_step(n), 100 * n / total, ' '.join(what.split())[:130]))
 
 
 if __name__ == '__main__':
