@@ -78,6 +78,11 @@ constexpr const char* kHostAtenOps[] = {
     "mkldnn_rnn_layer_backward",
 };
 
+// Ops of this library's own namespace served the same way (defined in host_matmul.cpp).
+constexpr const char* kHostOwnOps[] = {
+    "mm_tn",
+};
+
 // The config's first value: a stable identity of the op (a cached executable from
 // another process must find the same op), FNV-1a of its name.
 int64_t OpId(const c10::OperatorName& name) {
@@ -158,17 +163,19 @@ std::vector<c10::IValue> Decode(const std::vector<int64_t>& config, std::size_t 
   return args;
 }
 
-// The operator behind an op id (ops of kHostAtenOps only).
+// The operator behind an op id (ops of kHostAtenOps and kHostOwnOps only).
 const c10::OperatorHandle& OperatorOf(int64_t id) {
   static const auto* table = [] {
     auto* t = new std::unordered_map<int64_t, c10::OperatorHandle>;
-    for (const char* full : kHostAtenOps) {
+    auto add = [&](const std::string& ns, const char* full) {
       std::string s(full);
       std::size_t dot = s.find('.');
-      std::string name = "aten::" + s.substr(0, dot), overload = dot == std::string::npos ? "" : s.substr(dot + 1);
+      std::string name = ns + "::" + s.substr(0, dot), overload = dot == std::string::npos ? "" : s.substr(dot + 1);
       c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), overload.c_str());
       t->emplace(OpId(op.operator_name()), op);
-    }
+    };
+    for (const char* full : kHostAtenOps) add("aten", full);
+    for (const char* full : kHostOwnOps) add("torch_xla_host", full);
     return t;
   }();
   auto it = table->find(id);
@@ -433,6 +440,9 @@ void HostAtenKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 TORCH_LIBRARY_IMPL(aten, XLA, m) {
   for (const char* name : kHostAtenOps) m.impl(name, torch::CppFunction::makeFromBoxedFunction<&HostAtenKernel>());
+}
+TORCH_LIBRARY_IMPL(torch_xla_host, XLA, m) {
+  for (const char* name : kHostOwnOps) m.impl(name, torch::CppFunction::makeFromBoxedFunction<&HostAtenKernel>());
 }
 
 }  // namespace

@@ -59,6 +59,11 @@ std::optional<BatchParts> BatchPartsOf(const c10::OperatorName& op, const std::v
     parts.args[5] = parts.args[6] = parts.args[8] = parts.args[9] = parts.args[11] = parts.args[12] = Split(0);
     parts.args[22] = Pieces();
     parts.results = {Split(seq_dim), Sum(), Sum(), Sum(), Sum(), Split(0), Split(0)};
+  } else if (name == "torch_xla_host::mm_tn") {
+    // (grad, input) -> grad.t() @ input, a sum over the rows
+    parts.batch = args.at(0).toTensor().size(0);
+    parts.args = {Split(0), Split(0)};
+    parts.results = {Sum()};
   } else {
     return std::nullopt;
   }

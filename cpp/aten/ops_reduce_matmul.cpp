@@ -9,6 +9,7 @@
 
 #include "XLANativeFunctions.h"
 #include "aten/cpu_fallback.h"
+#include "aten/host_matmul.h"
 #include "aten/kernel_util.h"
 #include "aten/reduce_util.h"
 #include "aten/transfer.h"
@@ -191,6 +192,7 @@ at::Tensor XLANativeFunctions::mm(const at::Tensor& self, const at::Tensor& mat2
               self.scalar_type(), " != ", mat2.scalar_type());
   int device = CommonDevice({&self, &mat2}, "mm");
   Value a = GetXlaTensor(self, "mm")->GetIrValue();
+  if (std::optional<at::Tensor> grad = HostWeightGradient(a, mat2, device)) return *grad;
   Value b = GetXlaTensor(mat2, "mm")->GetIrValue();
   return AtenFromIr(ir::DotGeneral(a, b, {}, {}, {1}, {0}, a.shape().type), device);
 }
