@@ -100,3 +100,54 @@ def test_batch_norm_training_step_matches_eager():
     torch.testing.assert_close(dev.grad_x.cpu(), cpu.grad_x, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(dev.weight.grad.cpu(), cpu.weight.grad, rtol=1e-4, atol=1e-3)
     torch.testing.assert_close(dev.running_var.cpu(), cpu.running_var, rtol=1e-5, atol=1e-5)
+
+
+# Float sums over the leading dimensions (bias gradients) of at least 64 rows of 32
+# elements run the column-sum host kernel (runtime/column_sum_kernel.h).
+COLUMN_SUM = 'torch_xla_column_sum'
+COLUMN_CASES = [
+    ((2048, 768), (0,), True),
+    ((16, 128, 100), (0, 1), True),
+    ((3000, 33), (0,), True),  # columns not a multiple of 16: the parts' edges
+    ((64, 5, 40), (1, 0), True),  # the leading dims in any order
+    ((63, 100), (0,), False),  # too few rows
+    ((500, 31), (0,), False),  # too few columns
+    ((16, 128, 100), (0, 2), False),  # not only leading dims
+]
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize('case', COLUMN_CASES, ids=lambda c: f'{list(c[0])}-{list(c[1])}')
+def test_sum_over_leading_dims_matches_eager(case, dtype):
+    shape, dims, by_kernel = case
+    x = make(shape, dtype, seed=3)
+    count = 1
+    for d in dims:
+        count *= shape[d]
+    tol = dict(rtol=1e-5, atol=2e-7 * count) if dtype == torch.float32 else {}
+    check(lambda t: (t * 2).sum(dims), x, ops=('sum',), **tol)
+    check(lambda t: t.sum(dims, keepdim=True), x, ops=('sum',), **tol)
+    assert (COLUMN_SUM in pending_hlo((x.to(DEV) * 2).sum(dims))) == by_kernel
+
+
+def test_column_sums_propagate_nan_and_inf_and_keep_bfloat16_and_integers_right():
+    x = torch.ones(300, 64)
+    x[5, 0] = float('nan')
+    x[7, 1] = float('inf')
+    x[9, 2], x[11, 2] = float('inf'), float('-inf')
+    torch.testing.assert_close(x.to(DEV).sum(0).cpu(), x.sum(0), equal_nan=True)
+    b = make((256, 64), torch.bfloat16)
+    assert_same(b.to(DEV).sum(0), b.sum(0), rtol=2e-2, atol=0.5)
+    i = make((256, 64), torch.int32)
+    assert_same(i.to(DEV).sum(0), i.sum(0))
+    assert COLUMN_SUM not in pending_hlo(i.to(DEV).sum(0))
+
+
+def test_linear_bias_gradient_matches_eager():
+    x, w, b = make((1024, 48), torch.float32), make((96, 48), torch.float32, seed=1), make((96,), torch.float32, seed=2)
+    g = make((1024, 96), torch.float32, seed=3)
+    leaves = [t.clone().requires_grad_() for t in (x, w, b)]
+    F.linear(*leaves).backward(g)
+    dev_leaves = [t.to(DEV).requires_grad_() for t in (x, w, b)]
+    F.linear(*dev_leaves).backward(g.to(DEV))
+    assert_same(dev_leaves[2].grad, leaves[2].grad, rtol=1e-5, atol=1e-4)

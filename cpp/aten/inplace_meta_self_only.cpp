@@ -1,5 +1,5 @@
 // Meta kernels for in-place ops whose only tensor is self (activations, unary math,
-// clamps, uniform and normal fills), bound to PyTorch's own C++ meta functions.
+// clamps), bound to PyTorch's own C++ meta functions.
 //
 // As in inplace_meta.cpp: functionalization runs every in-place op on meta tensors
 // before it records the functional op, and PyTorch's Python meta registrations, which
@@ -48,7 +48,6 @@
 #include <ATen/ops/log_meta_dispatch.h>
 #include <ATen/ops/mish_meta_dispatch.h>
 #include <ATen/ops/neg_meta_dispatch.h>
-#include <ATen/ops/normal_meta_dispatch.h>
 #include <ATen/ops/reciprocal_meta_dispatch.h>
 #include <ATen/ops/round_meta_dispatch.h>
 #include <ATen/ops/rsqrt_meta_dispatch.h>
@@ -63,7 +62,6 @@
 #include <ATen/ops/tanh_meta_dispatch.h>
 #include <ATen/ops/threshold_meta_dispatch.h>
 #include <ATen/ops/trunc_meta_dispatch.h>
-#include <ATen/ops/uniform_meta_dispatch.h>
 #include <torch/library.h>
 
 #include <optional>
@@ -123,12 +121,6 @@ Tensor& Elu(Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar
 Tensor& Threshold(Tensor& self, const Scalar& threshold, const Scalar& value) {
   return CheckSelf(self, [&](Tensor& t) { at::meta::threshold_(t, threshold, value); });
 }
-Tensor& Uniform(Tensor& self, double from, double to, std::optional<at::Generator> generator) {
-  return CheckSelf(self, [&](Tensor& t) { at::meta::uniform_(t, from, to, generator); });
-}
-Tensor& Normal(Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
-  return CheckSelf(self, [&](Tensor& t) { at::meta::normal_(t, mean, std, generator); });
-}
 
 TORCH_LIBRARY_IMPL(aten, Meta, m) {
   m.impl("sigmoid_", TORCH_FN(Unary<at::meta::sigmoid_>));
@@ -180,8 +172,6 @@ TORCH_LIBRARY_IMPL(aten, Meta, m) {
   m.impl("gelu_", TORCH_FN(Gelu));
   m.impl("elu_", TORCH_FN(Elu));
   m.impl("threshold_", TORCH_FN(Threshold));
-  m.impl("uniform_", TORCH_FN(Uniform));
-  m.impl("normal_", TORCH_FN(Normal));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // Lowering rules of reductions and of dot_general.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -8,6 +9,7 @@
 #include "lowering/lowering_context.h"
 #include "lowering/pass_through.h"
 #include "runtime/client.h"
+#include "runtime/column_sum_kernel.h"
 #include "runtime/pass_through_kernel.h"
 
 namespace torch_xla::lowering {
@@ -135,14 +137,42 @@ std::optional<Ssa> SumByDot(LoweringContext& ctx, Ssa input, const std::vector<i
   return EmitReduce(ctx, ReduceKind::kSum, sums, rest, result);
 }
 
+// A float sum over the leading dimensions (a bias gradient) of at least kMinColumnSumRows
+// rows of kMinColumnSumColumns elements: the column-sum host kernel on the CPU device
+// (runtime/column_sum_kernel.h), XLA's reduction elsewhere. Measured ([rows, columns],
+// ms, XLA's reduce vs the kernel, within a graph): [2048, 768] 1.80 vs 0.3.
+constexpr int64_t kMinColumnSumRows = 64;
+constexpr int64_t kMinColumnSumColumns = 32;
+
+std::optional<Ssa> SumOverLeadingDims(LoweringContext& ctx, Ssa input, const std::vector<int64_t>& dims,
+                                      const Shape& result) {
+  if (result.type != ElementType::kF32 && result.type != ElementType::kF64) return std::nullopt;
+  const std::vector<int64_t> in = ctx.TypeOf(input).dims;
+  std::vector<int64_t> sorted = dims;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i)
+    if (sorted[i] != static_cast<int64_t>(i)) return std::nullopt;
+  int64_t rows = 1, columns = 1;
+  for (std::size_t d = 0; d < in.size(); ++d) (d < sorted.size() ? rows : columns) *= in[d];
+  if (sorted.empty() || sorted.size() == in.size() || rows < kMinColumnSumRows || columns < kMinColumnSumColumns ||
+      !runtime::ColumnSumKernelAvailable())
+    return std::nullopt;
+  Ssa matrix = ctx.Emit("stablehlo.reshape", {input}, Shape(result.type, {rows, columns}));
+  std::string attrs = std::string("call_target_name = \"") + runtime::kColumnSumTarget + "\", api_version = 4 : i32";
+  Ssa sums = ctx.Emit("stablehlo.custom_call", {matrix}, Shape(result.type, {columns}), attrs);
+  return ctx.Emit("stablehlo.reshape", {sums}, result);
+}
+
 // xla::reduce: operand 0 the input; attrs.ints[0] the ReduceKind, then the reduced dims.
 // The node's type is the accumulation type (the input is converted by the ATen layer).
 std::vector<Ssa> LowerReduce(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
   const auto& a = node.attrs().ints;
   const ReduceKind kind = static_cast<ReduceKind>(a[0]);
   std::vector<int64_t> dims(a.begin() + 1, a.end());
-  if (kind == ReduceKind::kSum)
+  if (kind == ReduceKind::kSum) {
+    if (std::optional<Ssa> sums = SumOverLeadingDims(ctx, operands[0], dims, node.shape())) return {*sums};
     if (std::optional<Ssa> sums = SumByDot(ctx, operands[0], dims, node.shape())) return {*sums};
+  }
   return {EmitReduce(ctx, kind, operands[0], dims, node.shape())};
 }
 LoweringRule reduce_rule("xla::reduce", LowerReduce);
