@@ -1,13 +1,17 @@
-// Linear algebra on the CPU device: PyTorch's own CPU kernels (LAPACK) run inside the
-// compiled graph as a host kernel (runtime/host_kernel.h), the way convolutions do
-// (host_convolution.h). XLA's StableHLO has no factorizations; the graph around the call
-// stays compiled and fused, nothing syncs and no aten:: fallback runs.
+// PyTorch's own CPU kernels inside the compiled graph on the CPU device, as a host
+// kernel (runtime/host_kernel.h), the way convolutions run (host_convolution.h): linear
+// algebra (LAPACK; StableHLO has no factorizations), and kernels of CPU libraries that
+// XLA's code does not match (flash attention, oneDNN's LSTM layers, a transposed matrix
+// product: host_attention.cpp, host_lstm.cpp, host_matmul.cpp). The graph around the
+// call stays compiled and fused, nothing syncs and no aten:: fallback runs.
 //
-// One boxed kernel serves every op in kHostAtenOps. At trace time it finds the outputs'
-// shapes with the op's meta kernel, records the op and its non-tensor arguments as the
-// custom call's config and the tensor arguments as operands. At run time the host kernel
-// decodes the config, wraps the operand buffers as CPU tensors, calls the op through the
-// dispatcher and copies each output into its result buffer.
+// One boxed kernel serves every op in kHostAtenOps and kHostOwnOps. At trace time it
+// finds the outputs' shapes with the op's meta kernel, records the op, the number of
+// parts its batch splits into (host_aten_parts.h; 1 for most ops) and its non-tensor
+// arguments as the custom call's config, and the tensor arguments as operands. At run
+// time the host kernel decodes the config, wraps the operand buffers as CPU tensors,
+// calls the op through the dispatcher once per part and copies each output into its
+// result buffer.
 //
 // On other devices (no host kernels there) the op goes to the CPU fallback instead.
 #include <ATen/ATen.h>
@@ -214,9 +218,13 @@ void RunPart(const c10::OperatorHandle& op, const std::vector<c10::IValue>& args
       sums[part * results.size() + i] = r;
       continue;
     }
-    at::Tensor out = rule.kind == PartKind::kPieces ? slice(results[i], rule).narrow(0, 0, r.numel()) : slice(results[i], rule);
+    at::Tensor out = slice(results[i], rule);
     if (rule.kind == PartKind::kPieces) {
-      out.copy_(r.reshape(-1));
+      if (r.numel() > out.numel())
+        throw std::runtime_error(op.operator_name().name + ": part " + std::to_string(part) + "'s output " +
+                                 std::to_string(i) + " has " + std::to_string(r.numel()) +
+                                 " elements, more than its piece of " + std::to_string(out.numel()));
+      out.narrow(0, 0, r.numel()).copy_(r.reshape(-1));
       continue;
     }
     if (r.sizes() != out.sizes())
@@ -240,10 +248,8 @@ void RunHostAten(const runtime::HostKernelCall& call) {
                              " outputs for " + std::to_string(results.size()) + " result buffers");
   // One part covering the whole batch when the op does not split.
   std::optional<BatchParts> rules = parts > 1 ? BatchPartsOf(op.operator_name(), args) : std::nullopt;
-  if (!rules) {
-    rules = BatchParts{std::vector<PartRule>(args.size()), std::vector<PartRule>(results.size()), 1};
-  }
-  const int64_t count = parts > 1 ? parts : 1;
+  const int64_t count = rules ? parts : 1;
+  if (!rules) rules = BatchParts{std::vector<PartRule>(args.size()), std::vector<PartRule>(results.size()), 1};
   std::vector<at::Tensor> sums(count * results.size());
   call.parallel.For(count, [&](int64_t part) {
     c10::InferenceMode inference;
@@ -276,8 +282,6 @@ at::Tensor MetaLike(const at::Tensor& t) {
   return at::empty_strided(t.sizes(), t.strides(), at::TensorOptions().dtype(t.scalar_type()).device(at::kMeta));
 }
 
-// The outputs (meta tensors) of the ops of kHostAtenOps that PyTorch gives no meta
-// kernel, from their meta arguments; false for any other op.
 // mkldnn_rnn_layer's outputs for meta arguments. Its meta kernel reports an empty
 // workspace, whose real size oneDNN decides; the CPU kernel is run once on zeros of the
 // arguments' shapes and its outputs' shapes kept for later traces of the same call.
@@ -317,6 +321,8 @@ torch::jit::Stack RnnLayerShapes(const torch::jit::Stack& meta_args) {
   return results;
 }
 
+// The outputs (meta tensors) of the ops of kHostAtenOps that PyTorch gives no meta
+// kernel (or a wrong one), from their meta arguments; false for any other op.
 bool MetaWithoutKernel(const c10::OperatorName& name, torch::jit::Stack& stack) {
   auto meta = [](std::vector<int64_t> sizes, at::ScalarType type) {
     return at::empty(sizes, at::TensorOptions().dtype(type).device(at::kMeta));
