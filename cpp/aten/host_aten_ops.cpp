@@ -1,8 +1,8 @@
 // PyTorch's own CPU kernels inside the compiled graph on the CPU device, as a host
 // kernel (runtime/host_kernel.h), the way convolutions run (host_convolution.h): linear
 // algebra (LAPACK; StableHLO has no factorizations), and kernels of CPU libraries that
-// XLA's code does not match (flash attention, oneDNN's LSTM layers, a transposed matrix
-// product: host_attention.cpp, host_lstm.cpp, host_matmul.cpp). The graph around the
+// XLA's code does not match (flash attention, oneDNN's LSTM layers, large matrix
+// products: host_attention.cpp, host_lstm.cpp, host_matmul.cpp). The graph around the
 // call stays compiled and fused, nothing syncs and no aten:: fallback runs.
 //
 // One boxed kernel serves every op in kHostAtenOps and kHostOwnOps. At trace time it
@@ -84,7 +84,7 @@ constexpr const char* kHostAtenOps[] = {
 
 // Ops of this library's own namespace served the same way (defined in host_matmul.cpp).
 constexpr const char* kHostOwnOps[] = {
-    "mm_tn",
+    "product",
 };
 
 // The config's first value: a stable identity of the op (a cached executable from

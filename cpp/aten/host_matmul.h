@@ -1,5 +1,4 @@
-// Weight gradients of linear layers on the CPU device by PyTorch's matrix product
-// (host_matmul.cpp).
+// Weight gradients on the CPU device by PyTorch's product (host_matmul.cpp).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -10,10 +9,10 @@
 
 namespace torch_xla {
 
-// transposed_grad @ input, where `transposed_grad` is the transpose of a 2-D value g
-// (rows x m) and `input` is rows x n: the m x n sum over rows of a linear layer's weight
-// gradient. On the CPU device, for products large enough to gain, a host call of
-// PyTorch's product split by rows over the compute threads; nothing otherwise.
-std::optional<at::Tensor> HostWeightGradient(const ir::Value& transposed_grad, const at::Tensor& input, int device);
+// a @ b for 2-D values a (n x k) and b (k x m) on `device` where a is the transpose of a
+// k x n value (a weight gradient, contracting both over k rows): on the CPU device, for
+// float32 products large enough to gain, a host call of PyTorch's product split by those
+// rows over the compute threads; nothing otherwise.
+std::optional<at::Tensor> HostMatrixProduct(const ir::Value& a, const ir::Value& b, int device);
 
 }  // namespace torch_xla

@@ -192,8 +192,8 @@ at::Tensor XLANativeFunctions::mm(const at::Tensor& self, const at::Tensor& mat2
               self.scalar_type(), " != ", mat2.scalar_type());
   int device = CommonDevice({&self, &mat2}, "mm");
   Value a = GetXlaTensor(self, "mm")->GetIrValue();
-  if (std::optional<at::Tensor> grad = HostWeightGradient(a, mat2, device)) return *grad;
   Value b = GetXlaTensor(mat2, "mm")->GetIrValue();
+  if (std::optional<at::Tensor> product = HostMatrixProduct(a, b, device)) return *product;
   return AtenFromIr(ir::DotGeneral(a, b, {}, {}, {1}, {0}, a.shape().type), device);
 }
 
