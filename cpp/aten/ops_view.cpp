@@ -40,34 +40,18 @@ Value SliceDim(const Value& v, int64_t dim, int64_t start, int64_t end, int64_t 
   return ir::Slice(v, lo, hi, st);
 }
 
-// The padding that places n elements at positions start, start + step, .. of dimension
-// `dim` of an array of `dims`.
-struct SlicePadding {
-  std::vector<int64_t> low, high, interior;
-};
-
-SlicePadding PaddingOfSlice(const std::vector<int64_t>& dims, int64_t n, int64_t dim, int64_t start, int64_t step) {
-  const std::size_t rank = dims.size();
-  SlicePadding p{std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 0)};
-  p.low[dim] = start;
-  p.interior[dim] = step - 1;
-  p.high[dim] = dims[dim] - (start + (n > 0 ? (n - 1) * step + 1 : 0));
-  return p;
-}
-
-// src at those positions of an array of `dims` and type `type`, zeros elsewhere.
-Value PadSlice(const Value& src, const std::vector<int64_t>& dims, runtime::ElementType type, int64_t dim,
-               int64_t start, int64_t step) {
-  SlicePadding p = PaddingOfSlice(dims, src.shape().dims[dim], dim, start, step);
-  return ir::Pad(ir::Convert(src, type), ir::Constant(0, ir::Shape(type, {})), p.low, p.high, p.interior);
-}
-
 // Writes `src` into positions start, start+step, ... of `base` along `dim`.
 Value ScatterSlice(const Value& base, const Value& src, int64_t dim, int64_t start, int64_t step) {
-  SlicePadding p = PaddingOfSlice(base.shape().dims, src.shape().dims[dim], dim, start, step);
-  Value padded = PadSlice(src, base.shape().dims, base.shape().type, dim, start, step);
+  int64_t rank = base.shape().rank();
+  std::vector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
+  int64_t n = src.shape().dims[dim];
+  low[dim] = start;
+  interior[dim] = step - 1;
+  high[dim] = base.shape().dims[dim] - (start + (n > 0 ? (n - 1) * step + 1 : 0));
+  Value src_c = ir::Convert(src, base.shape().type);
+  Value padded = ir::Pad(src_c, ir::Constant(0, ir::Shape(base.shape().type, {})), low, high, interior);
   Value mask = ir::Pad(ir::Constant(1, ir::Shape(runtime::ElementType::kPred, src.shape().dims)),
-                       ir::Constant(0, ir::Shape(runtime::ElementType::kPred, {})), p.low, p.high, p.interior);
+                       ir::Constant(0, ir::Shape(runtime::ElementType::kPred, {})), low, high, interior);
   return ir::Select(mask, padded, base);
 }
 
@@ -252,10 +236,8 @@ at::Tensor XLANativeFunctions::slice_backward(const at::Tensor& grad_output, at:
   int64_t d = WrapDim(dim, static_cast<int64_t>(input_sizes.size()), "slice_backward");
   int64_t s, e;
   NormalizeSlice(input_sizes[d], start, end, &s, &e);
-  // Into zeros: the padded gradient itself (no mask, which XLA computed as an array).
-  return AtenFromIr(
-      Checked("slice_backward", [&] { return PadSlice(g.v, Vec(input_sizes), g.v.shape().type, d, s, step); }),
-      g.device);
+  Value zeros = ir::Constant(0, ir::Shape(g.v.shape().type, Vec(input_sizes)));
+  return AtenFromIr(Checked("slice_backward", [&] { return ScatterSlice(zeros, g.v, d, s, step); }), g.device);
 }
 
 at::Tensor XLANativeFunctions::select_backward(const at::Tensor& grad_output, at::IntArrayRef input_sizes, int64_t dim,
@@ -266,8 +248,9 @@ at::Tensor XLANativeFunctions::select_backward(const at::Tensor& grad_output, at
   if (index < 0) index += input_sizes[d];
   std::vector<int64_t> expanded = Vec(input_sizes);
   expanded[d] = 1;
+  Value zeros = ir::Constant(0, ir::Shape(g.v.shape().type, Vec(input_sizes)));
   return AtenFromIr(Checked("select_backward", [&] {
-                      return PadSlice(ir::Reshape(g.v, expanded), Vec(input_sizes), g.v.shape().type, d, index, 1);
+                      return ScatterSlice(zeros, ir::Reshape(g.v, expanded), d, index, 1);
                     }),
                     g.device);
 }
