@@ -6,6 +6,10 @@
 
 namespace torch_xla {
 
+ir::Value Full(double v, runtime::ElementType type, const std::vector<int64_t>& dims) {
+  return ir::Constant(v, ir::Shape(type, dims));
+}
+
 std::vector<ir::Value> BroadcastOperands(std::initializer_list<const at::Tensor*> tensors, runtime::ElementType type,
                                          const char* op) {
   return Checked(op, [&] {

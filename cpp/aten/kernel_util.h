@@ -31,6 +31,12 @@ auto Checked(const char* op, F&& body) -> decltype(body()) {
   }
 }
 
+// An array of `dims` whose elements are all v.
+ir::Value Full(double v, runtime::ElementType type, const std::vector<int64_t>& dims);
+
+// ir::Compare under the short name the kernels' comparison chains use.
+inline ir::Value Cmp(ir::CompareDirection d, const ir::Value& a, const ir::Value& b) { return ir::Compare(d, a, b); }
+
 // Wraps a possibly negative dimension index like PyTorch does.
 int64_t WrapDim(int64_t dim, int64_t rank, const char* op);
 

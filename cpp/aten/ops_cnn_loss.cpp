@@ -23,7 +23,6 @@ using ir::Value;
 using runtime::ElementType;
 
 
-Value Full(double v, ElementType type, const std::vector<int64_t>& dims) { return ir::Constant(v, ir::Shape(type, dims)); }
 
 std::vector<int64_t> AllDims(int64_t rank) {
   std::vector<int64_t> d;

@@ -96,7 +96,6 @@ Value Pred(const Value& v) {
 }
 
 
-Value Cmp(CompareDirection dir, const Value& a, const Value& b) { return ir::Compare(dir, a, b); }
 Value And(const Value& a, const Value& b) { return ir::Binary(ir::op::kAnd, a, b); }
 Value Or(const Value& a, const Value& b) { return ir::Binary(ir::op::kOr, a, b); }
 

@@ -38,8 +38,6 @@ using ir::ReduceKind;
 using ir::Value;
 using runtime::ElementType;
 
-Value Full(double v, ElementType type, const std::vector<int64_t>& dims) { return ir::Constant(v, ir::Shape(type, dims)); }
-Value Cmp(CompareDirection d, const Value& a, const Value& b) { return ir::Compare(d, a, b); }
 
 // The offset tuple of row-major flat index `flat` over `sizes`.
 std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& sizes) {

@@ -51,8 +51,6 @@ using ir::Value;
 using runtime::ElementType;
 
 
-Value Full(double v, ElementType type, const std::vector<int64_t>& dims) { return ir::Constant(v, ir::Shape(type, dims)); }
-Value Cmp(CompareDirection d, const Value& a, const Value& b) { return ir::Compare(d, a, b); }
 Value S64(double v, const std::vector<int64_t>& dims) { return Full(v, ElementType::kS64, dims); }
 
 const char* CountWord(int64_t n) { return n == 2 ? "two" : "three"; }

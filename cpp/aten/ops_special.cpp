@@ -70,7 +70,6 @@ at::Tensor Result(const Value& r, ElementType type, int device) { return AtenFro
 // ---- element-wise shorthands -----------------------------------------------------
 
 Value C(double v, const Value& like) { return ScalarLike(v, like); }
-Value Cmp(CompareDirection d, const Value& a, const Value& b) { return ir::Compare(d, a, b); }
 Value Lt(const Value& a, double b) { return Cmp(CompareDirection::kLt, a, C(b, a)); }
 Value Le(const Value& a, double b) { return Cmp(CompareDirection::kLe, a, C(b, a)); }
 Value Gt(const Value& a, double b) { return Cmp(CompareDirection::kGt, a, C(b, a)); }
