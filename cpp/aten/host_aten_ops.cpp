@@ -37,7 +37,6 @@
 #include "aten/single_thread_scope.h"
 #include "ir/builder.h"
 #include "lowering/host_kernel_targets.h"
-#include "runtime/client.h"
 #include "runtime/host_kernel.h"
 #include "runtime/metrics.h"
 
@@ -456,16 +455,9 @@ TORCH_LIBRARY_IMPL(torch_xla_host, XLA, m) {
 // The CPU device of a plugin that takes host kernels (the kernel is registered on the
 // first yes).
 bool HostAtenAvailable() {
-  static const bool available = [] {
-    runtime::Client& client = runtime::Client::Get();
-    if (client.device_kind() != "CPU" || !SingleThreadedAtenScope::Available()) return false;
-    try {
-      runtime::RegisterHostKernel(client.api(), lowering::kHostAtenTarget, runtime::HostKernelHandler<RunHostAten>);
-    } catch (const runtime::RuntimeError&) {
-      return false;
-    }
-    return true;
-  }();
+  static const bool available =
+      SingleThreadedAtenScope::Available() &&
+      runtime::RegisterCpuHostKernel(lowering::kHostAtenTarget, runtime::HostKernelHandler<RunHostAten>);
   return available;
 }
 

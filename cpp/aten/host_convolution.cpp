@@ -13,7 +13,6 @@
 #include "aten/single_thread_scope.h"
 #include "ir/builder.h"
 #include "lowering/host_kernel_targets.h"
-#include "runtime/client.h"
 #include "runtime/host_kernel.h"
 #include "runtime/metrics.h"
 
@@ -137,14 +136,10 @@ void KeepHostKernelTemporariesMapped() {
 // (registered on the first yes), and PyTorch's thread controls found.
 bool HostKernelAvailable() {
   static const bool available = [] {
-    runtime::Client& client = runtime::Client::Get();
-    if (client.device_kind() != "CPU" || !SingleThreadedAtenScope::Available()) return false;
-    try {
-      runtime::RegisterHostKernel(client.api(), lowering::kHostConvolutionTarget,
-                                  runtime::HostKernelHandler<RunConvolution>);
-    } catch (const runtime::RuntimeError&) {
-      return false;  // a plugin without the FFI extension: XLA's convolution
-    }
+    // Elsewhere, or with a plugin without the FFI extension: XLA's convolution.
+    if (!SingleThreadedAtenScope::Available() ||
+        !runtime::RegisterCpuHostKernel(lowering::kHostConvolutionTarget, runtime::HostKernelHandler<RunConvolution>))
+      return false;
     KeepHostKernelTemporariesMapped();
     return true;
   }();

@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "runtime/client.h"
 #include "runtime/host_kernel.h"
 
 namespace torch_xla::runtime {
@@ -56,16 +55,7 @@ void ColumnSum(const HostKernelCall& call) {
 }  // namespace
 
 bool ColumnSumKernelAvailable() {
-  static const bool available = [] {
-    Client& client = Client::Get();
-    if (client.device_kind() != "CPU") return false;
-    try {
-      RegisterHostKernel(client.api(), kColumnSumTarget, HostKernelHandler<ColumnSum>);
-    } catch (const RuntimeError&) {
-      return false;
-    }
-    return true;
-  }();
+  static const bool available = RegisterCpuHostKernel(kColumnSumTarget, HostKernelHandler<ColumnSum>);
   return available;
 }
 

@@ -139,4 +139,15 @@ void RegisterHostKernel(const PJRT_Api* api, const std::string& name,
   internal::CheckPjrt(api, ffi->register_handler(&args), "PJRT_FFI_Register_Handler(" + name + ")");
 }
 
+bool RegisterCpuHostKernel(const std::string& name, XLA_FFI_Error* (*handler)(XLA_FFI_CallFrame*)) {
+  Client& client = Client::Get();
+  if (client.device_kind() != "CPU") return false;
+  try {
+    RegisterHostKernel(client.api(), name, handler);
+  } catch (const RuntimeError&) {
+    return false;  // a plugin without the FFI extension
+  }
+  return true;
+}
+
 }  // namespace torch_xla::runtime

@@ -55,4 +55,9 @@ XLA_FFI_Error* HostKernelHandler(XLA_FFI_CallFrame* frame) {
 // precede the compile of a graph that calls the target.
 void RegisterHostKernel(const PJRT_Api* api, const std::string& name, XLA_FFI_Error* (*handler)(XLA_FFI_CallFrame*));
 
+// On the CPU device, registers `handler` as target `name` with the current client's
+// plugin and returns true; false on other devices and where the plugin takes no host
+// kernels. (Callers register once, from a function-local static.)
+bool RegisterCpuHostKernel(const std::string& name, XLA_FFI_Error* (*handler)(XLA_FFI_CallFrame*));
+
 }  // namespace torch_xla::runtime

@@ -3,7 +3,6 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "runtime/client.h"
 #include "runtime/host_kernel.h"
 
 namespace torch_xla::runtime {
@@ -24,16 +23,7 @@ void PassThrough(const HostKernelCall& call) {
 }  // namespace
 
 bool PassThroughKernelAvailable() {
-  static const bool available = [] {
-    Client& client = Client::Get();
-    if (client.device_kind() != "CPU") return false;
-    try {
-      RegisterHostKernel(client.api(), kPassThroughTarget, HostKernelHandler<PassThrough>);
-    } catch (const RuntimeError&) {
-      return false;
-    }
-    return true;
-  }();
+  static const bool available = RegisterCpuHostKernel(kPassThroughTarget, HostKernelHandler<PassThrough>);
   return available;
 }
 
