@@ -17,7 +17,7 @@ def test_linear_layer_forward_and_gradients_match_eager():
   leaves = [t.clone().requires_grad_() for t in (x, w, b)]
   out = F.linear(*leaves)
   out.backward(g)
-  with lowered('product'):
+  with lowered('weight_gradient'):
     dev_leaves = [t.to(DEV).requires_grad_() for t in (x, w, b)]
     dev_out = F.linear(*dev_leaves)
     dev_out.backward(g.to(DEV))
@@ -30,7 +30,7 @@ def test_three_dimensional_input_matches_eager():
   x, w = make((8, 128, 256), torch.float32), make((96, 256), torch.float32, seed=1)
   leaves = [t.clone().requires_grad_() for t in (x, w)]
   (F.linear(*leaves) ** 2).sum().backward()
-  with lowered('product'):
+  with lowered('weight_gradient'):
     dev_leaves = [t.to(DEV).requires_grad_() for t in (x, w)]
     (F.linear(*dev_leaves) ** 2).sum().backward()
   for actual, expected in zip(dev_leaves, leaves):
@@ -59,7 +59,7 @@ def test_products_of_every_form_match_eager(case):
   op = lambda x, y: (x.t() if a_t else x) @ (y.t() if b_t else y)
   with lowered():
     actual = op(a.to(DEV), b.to(DEV))
-    assert (counter('xla::product') > 0) == on_host
+    assert (counter('xla::weight_gradient') > 0) == on_host
   assert_same(actual, op(a, b), rtol=1e-5, atol=1e-3)
 
 
@@ -67,7 +67,7 @@ def test_bfloat16_keeps_xla_product():
   a, b = make((1024, 64), torch.bfloat16), make((1024, 512), torch.bfloat16, seed=1)
   with lowered('mm'):
     actual = a.to(DEV).t() @ b.to(DEV)
-    assert counter('xla::product') == 0
+    assert counter('xla::weight_gradient') == 0
   assert_same(actual, a.t() @ b, rtol=2e-2, atol=1.0)
 
 

@@ -83,7 +83,7 @@ constexpr const char* kHostAtenOps[] = {
 
 // Ops of this library's own namespace served the same way (defined in host_matmul.cpp).
 constexpr const char* kHostOwnOps[] = {
-    "product",
+    "weight_gradient",
 };
 
 // The config's first value: a stable identity of the op (a cached executable from

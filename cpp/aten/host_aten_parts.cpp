@@ -59,20 +59,11 @@ std::optional<BatchParts> BatchPartsOf(const c10::OperatorName& op, const std::v
     parts.args[5] = parts.args[6] = parts.args[8] = parts.args[9] = parts.args[11] = parts.args[12] = Split(0);
     parts.args[22] = Pieces();
     parts.results = {Split(seq_dim), Sum(), Sum(), Sum(), Sum(), Split(0), Split(0)};
-  } else if (name == "torch_xla_host::product") {
-    // (a, b, a_transposed, b_transposed) -> op(a) @ op(b)
-    if (args.at(2).toBool()) {
-      // Both contract over their rows (a weight gradient): a sum over those rows. A b
-      // read transposed contracts over its columns and does not split this way.
-      if (args.at(3).toBool()) return std::nullopt;
-      parts.batch = args.at(0).toTensor().size(0);
-      parts.args = {Split(0), Split(0), Whole(), Whole()};
-      parts.results = {Sum()};
-    } else {
-      parts.batch = args.at(0).toTensor().size(0);
-      parts.args = {Split(0), Whole(), Whole(), Whole()};
-      parts.results = {Split(0)};
-    }
+  } else if (name == "torch_xla_host::weight_gradient") {
+    // (grad, input) -> grad.t() @ input, a sum over the rows
+    parts.batch = args.at(0).toTensor().size(0);
+    parts.args = {Split(0), Split(0)};
+    parts.results = {Sum()};
   } else {
     return std::nullopt;
   }
