@@ -171,19 +171,9 @@ def _peak_rss_mb():
 
 def _child_timing(name, steps):
   import torch
-  import torch_xla.debug.metrics as met
   from common import compare_training
   torch.set_num_threads(os.cpu_count())
-  row = compare_training(make_step(name), steps)
-  executions_before = met.metric_data('ExecuteTime')[0]
-  import torch_xla.core.xla_model as xm
-  step = make_step(name)(xm.xla_device())
-  for _ in range(3):
-    step()
-    xm.mark_step()
-  xm.wait_device_ops()
-  row['graphs_per_step'] = (met.metric_data('ExecuteTime')[0] - executions_before - 1) / 2
-  return row
+  return compare_training(make_step(name), steps)
 
 
 def _child_memory(name, device, steps):

@@ -115,7 +115,8 @@ def compare_training(make_step, steps, rounds=3):
   of an eager step; median ms of an XLA step that waits for its own result; ms per XLA
   step when steps run back to back and only the last is waited for (tracing overlaps
   execution; median over the rounds); seconds of the first XLA step, compile included;
-  the number of ops that ran through the CPU fallback (their names are printed).
+  the graphs executed per timed XLA step; the number of ops that ran through the CPU
+  fallback (their names are printed).
   """
   import torch_xla.core.xla_model as xm
   import torch_xla.debug.metrics as met
@@ -137,6 +138,7 @@ def compare_training(make_step, steps, rounds=3):
   xm.wait_device_ops()
 
   eager, xla, pipelined = [], [], []
+  executions_before = met.metric_data('ExecuteTime')[0]
   for _ in range(rounds):
     for _ in range(steps):
       start = time.perf_counter()
@@ -145,6 +147,7 @@ def compare_training(make_step, steps, rounds=3):
     waiting, back_to_back = device_step_times(run_xla, xm.wait_device_ops, steps)
     xla += waiting
     pipelined.append(back_to_back)
+  graphs_per_step = (met.metric_data('ExecuteTime')[0] - executions_before) / (2 * steps * rounds)
   eager_ms = statistics.median(eager) * 1e3
   xla_ms = statistics.median(xla) * 1e3
   pipelined_ms = statistics.median(pipelined) * 1e3
@@ -153,4 +156,4 @@ def compare_training(make_step, steps, rounds=3):
     print('ops run through the CPU fallback:', ', '.join(fallbacks))
   return {'eager_ms': eager_ms, 'xla_ms': xla_ms, 'ratio': xla_ms / eager_ms, 'xla_pipelined_ms': pipelined_ms,
           'pipelined_ratio': pipelined_ms / eager_ms, 'xla_first_step_s': first,
-          'cpu_fallback_ops': len(fallbacks)}
+          'graphs_per_step': graphs_per_step, 'cpu_fallback_ops': len(fallbacks)}
