@@ -418,8 +418,10 @@ def replica(index, waits):
   x = torch.ones(3, device=device)
   xm.mark_step()
   if index == 0:  # a graph of its own, launched asynchronously, still running below
+    # (about 5 s alone; replica 1 must still wait more than 1 s when a loaded machine
+    # slows it on its way to the collective)
     a = torch.randn(2048, 2048, device=device)
-    for _ in range(32):
+    for _ in range(64):
       a = (a @ a).tanh()
     x = x + a[0, :3] * 0
     xm.mark_step()
