@@ -128,3 +128,49 @@ def test_graphs_that_differ_only_in_which_input_feeds_an_op_are_not_confused():
   torch.testing.assert_close(swapped_first.cpu(), w * b_cpu)
   torch.testing.assert_close(swapped_second.cpu(), w * a_cpu)
   torch.testing.assert_close(first.cpu(), w * a_cpu)
+
+
+def _matmul_chain(t, length=20):
+  y = t
+  for _ in range(length):
+    y = torch.tanh(y @ t)
+  return y
+
+
+def test_buffer_read_by_a_running_execution_is_donated_after_it():
+  # y's graph reads w's buffer while it runs; the next step donates that buffer to w's
+  # new value. The donation waits for the reader: y is computed from the old w.
+  torch.manual_seed(0)
+  for _ in range(3):
+    w_cpu = torch.randn(256, 256) / 16
+    w = w_cpu.to(DEV)
+    xm.mark_step()
+    y = _matmul_chain(w)
+    xm.mark_step()  # launched, not awaited
+    before = donated()
+    w.mul_(0).add_(7)
+    xm.mark_step()
+    assert donated() - before == 1
+    torch.testing.assert_close(y.cpu(), _matmul_chain(w_cpu), rtol=1e-4, atol=1e-5)
+    assert w.cpu().eq(7).all()
+
+
+def test_donation_does_not_depend_on_whether_earlier_executions_finished():
+  # The same step, once right after a launch that reads the parameter and once after
+  # waiting for it, donates alike and so runs the same compiled graph.
+  w = torch.randn(128, 128, device=DEV) / 12
+  xm.mark_step()
+  compiles = []
+  for wait in (False, True, False, True):
+    y = _matmul_chain(w, 8)
+    xm.mark_step()
+    if wait:
+      xm.wait_device_ops()
+    before_compiles = met.metric_data('CompileTime')[0]
+    before = donated()
+    w.mul_(0.5)
+    xm.mark_step()
+    assert donated() - before == 1
+    compiles.append(met.metric_data('CompileTime')[0] - before_compiles)
+    del y
+  assert compiles[1:] == [0, 0, 0], compiles

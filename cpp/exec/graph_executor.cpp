@@ -112,12 +112,14 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
 // by nothing but this graph's own leaf nodes (no tensor holds them, so once the synced
 // tensors take their new buffers nobody can read them again). Only valid when the sync
 // takes every pending tensor of the device, so no IR outside this graph can still
-// reference the leaves.
+// reference the leaves. Earlier executions that read a buffer do not count: PJRT orders
+// the donation after them, and whether they have finished is a matter of timing that
+// must not change the graph (its donations are part of the graph's key).
 std::vector<bool> DonatableParameters(const PostOrderGraph& g) {
   std::vector<bool> donatable(g.parameters.size(), false);
   for (std::size_t i = 0; i < g.parameters.size(); ++i) {
     const Node* p = g.parameters[i];
-    donatable[i] = p->leaf_kind() == ir::LeafKind::kDeviceData && p->buffer().use_count() == g.leaf_nodes[i];
+    donatable[i] = p->leaf_kind() == ir::LeafKind::kDeviceData && runtime::Buffer::ReferencesBesidesExecutions(p->buffer()) == g.leaf_nodes[i];
   }
   return donatable;
 }

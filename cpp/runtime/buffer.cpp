@@ -30,6 +30,18 @@ std::size_t Buffer::byte_size() const {
   return static_cast<std::size_t>(element_count()) * ElementSize(type_);
 }
 
+long Buffer::ReferencesBesidesExecutions(const std::shared_ptr<Buffer>& buffer) {
+  // A hold is counted after its reference exists and uncounted before its reference
+  // goes: reading the count on both sides of use_count(), a reading between a new
+  // reference and its count sees one reference too many, never one too few.
+  for (;;) {
+    const uint64_t before = buffer->execution_holds_.load(std::memory_order_acquire);
+    const long references = buffer.use_count();
+    if (buffer->execution_holds_.load(std::memory_order_acquire) != before) continue;
+    return references - static_cast<long>(before & 0xffffffffu);
+  }
+}
+
 void Buffer::Await() const {
   const PJRT_Api* api = internal::LiveApi();
   if (api == nullptr) throw RuntimeError("Buffer::Await: the PJRT client was shut down");

@@ -28,11 +28,30 @@ namespace torch_xla::runtime {
 using internal::AwaitAndDestroyEvent;
 using internal::ConsumeError;
 
+// The buffers an enqueued execution must outlive, counted on each buffer as held by an
+// execution (Buffer::ReferencesBesidesExecutions) for as long as they are kept here.
+class ExecutionHold {
+ public:
+  explicit ExecutionHold(std::vector<BufferPtr> buffers) : buffers_(std::move(buffers)) {
+    for (const BufferPtr& b : buffers_) b->execution_holds_.fetch_add(kChange + 1, std::memory_order_acq_rel);
+  }
+  // Uncounts each buffer before the member vector drops its reference.
+  ~ExecutionHold() {
+    for (const BufferPtr& b : buffers_) b->execution_holds_.fetch_add(kChange - 1, std::memory_order_acq_rel);
+  }
+  ExecutionHold(const ExecutionHold&) = delete;
+  ExecutionHold& operator=(const ExecutionHold&) = delete;
+
+ private:
+  static constexpr uint64_t kChange = uint64_t{1} << 32;
+  std::vector<BufferPtr> buffers_;
+};
+
 // Completion events of enqueued executions, each with the buffers the execution must
 // outlive (see Execute's `release_after`). Finished ones are pruned whenever events are
 // added so the list stays short; an error seen while pruning is kept for WaitAll to report.
 struct Client::Pending {
-  using Held = std::shared_ptr<std::vector<BufferPtr>>;
+  using Held = std::shared_ptr<ExecutionHold>;
 
   void Add(const PJRT_Api* api, const std::vector<PJRT_Event*>& added, const Held& held) {
     std::vector<Held> released;  // destroyed after the lock is given up
@@ -581,7 +600,7 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
   args.execute_device = num_launches == 1 ? device(devices[0]) : nullptr;
   PJRT_CALL(api_, PJRT_LoadedExecutable_Execute, args);
 
-  pending_->Add(api_, events, std::make_shared<std::vector<BufferPtr>>(std::move(release_after)));
+  pending_->Add(api_, events, std::make_shared<ExecutionHold>(std::move(release_after)));
 
   std::vector<std::vector<BufferPtr>> results(num_launches);
   try {

@@ -1,6 +1,7 @@
 #pragma once
 // The PJRT runtime: one process-wide client over a PJRT plugin loaded with
 // dlopen through the PJRT C API. Nothing here knows about PyTorch or the IR.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -43,7 +44,17 @@ class Buffer {
   // Blocks until the buffer's contents are ready (its producing execution finished).
   void Await() const;
 
+  // The references to `buffer` other than those the runtime keeps for executions that
+  // read it (see Client::Execute's `release_after`). Whether an execution still holds
+  // its inputs depends on timing; a decision taken on this count does not. An update
+  // racing with the count can only make it larger, never smaller.
+  static long ReferencesBesidesExecutions(const std::shared_ptr<Buffer>& buffer);
+
  private:
+  friend class ExecutionHold;
+  // Low 32 bits: how many execution holds reference this buffer. High 32 bits: a change
+  // sequence, so a reader can tell that no hold came or went while it counted.
+  std::atomic<uint64_t> execution_holds_{0};
   PJRT_Buffer* buffer_;
   ElementType type_;
   std::vector<int64_t> dims_;
