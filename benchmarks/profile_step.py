@@ -82,6 +82,8 @@ def main():
   print('{} steps, {:.1f} ms a step while sampled'.format(steps, (time.perf_counter() - start) / steps * 1e3))
   report = subprocess.run(['perf', 'report', '-i', data, '--no-children', '--sort', 'dso,sym', '-g', 'none', '-n'],
                           capture_output=True, text=True).stdout
+  threads = subprocess.run(['perf', 'report', '-i', data, '--no-children', '--sort', 'pid', '-g', 'none', '-n'],
+                           capture_output=True, text=True).stdout
   os.remove(data)
   rows = []  # (samples, symbol)
   for line in report.splitlines():
@@ -99,6 +101,11 @@ def main():
   print('by kind (core-ms a step, share):')
   for kind, n in sorted(by_kind.items(), key=lambda kv: -kv[1]):
     print('  {:7.2f}  {:5.1f}%  {}'.format(per_step(n), 100 * n / total, kind))
+  print('by thread (core-ms a step):')
+  for line in threads.splitlines():
+    if line.strip() and not line.startswith('#'):
+      fields = line.split('%', 1)[1].split(None, 1)
+      print('  {:7.2f}  {}'.format(per_step(int(fields[0])), fields[1].strip()))
   print('top symbols:')
   for n, what in rows[:args.top]:
     print('  {:7.2f}  {:5.1f}%  {}'.format(per_step(n), 100 * n / total, ' '.join(what.split())[:130]))

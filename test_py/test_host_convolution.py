@@ -102,6 +102,8 @@ def test_auto_mode_other_ranks_match_eager(mode, case):
     ('conv2d_single_channel', lambda x, w, b: F.conv2d(x, w, b), (4, 1, 12, 12), (6, 1, 5, 5)),
     ('conv2d_strided_groups', lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, dilation=2, groups=2),
      (2, 4, 11, 11), (6, 2, 3, 2)),
+    # A weight gradient of 36864 elements: the parts' gradients are summed in two ranges.
+    ('conv2d_wide', lambda x, w, b: F.conv2d(x, w, b, padding=1), (4, 64, 5, 5), (64, 64, 3, 3)),
 ], ids=lambda c: c[0])
 def test_mode_1_runs_every_convolution_on_the_host(mode, dtype, tol, case):
     _, conv, xs, ws = case

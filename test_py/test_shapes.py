@@ -479,3 +479,42 @@ for _m, _name in (('reflect', 'reflection'), ('replicate', 'replication')):
         (lambda m, s, p: lambda: F.pad(make(s, torch.float32).to(DEV), p, mode=m))(_m, _shape, _pad),
         f'{_name}_pad{_k}d')
     COUNTER_CASES[f'{_name}_pad{_k}d_backward'] = (_pad_grad(_m, _shape, _pad), f'{_name}_pad{_k}d_backward')
+
+
+def _pieces_recombined(pieces):
+  """A function of x that takes x apart with `pieces` and sums each piece's weighted
+  image, so that the backward adds one zero-padded gradient per piece."""
+
+  def fn(x):
+    parts = pieces(x)
+    return sum((p * (i + 1.5)).sin().sum() for i, p in enumerate(parts))
+
+  return fn
+
+
+@pytest.mark.parametrize('dtype', FLOATS, ids=ids)
+@pytest.mark.parametrize('name,pieces', [
+    ('select', lambda x: [x[2], x[0], x[1]]),
+    ('unbind_dim1', lambda x: torch.unbind(x, 1)),
+    ('chunk', lambda x: torch.chunk(x, 2, dim=2)),
+    ('narrow_inner', lambda x: [x[:, :, 1:2], x[:, :, 2:4], x[1:3, :, 0:1]]),
+    ('overlapping', lambda x: [x[0:2], x[1:3], x[0]]),
+    ('strided', lambda x: [x[0::2], x[1::2]]),
+    ('gap', lambda x: [x[0], x[2]]),
+],
+                         ids=lambda v: v if isinstance(v, str) else '')
+def test_gradients_of_pieces_add_up(dtype, name, pieces):
+  # Adjacent zero-padded gradients are joined into one concatenation; overlapping,
+  # strided and gapped ones are added as they are. Every case matches eager.
+  x = make((3, 4, 4), dtype, seed=5)
+  check_grad(_pieces_recombined(pieces), x)
+
+
+def test_adjacent_piece_gradients_become_one_concatenation():
+  import torch_xla
+  x = torch.randn(3, 8, device=DEV, requires_grad=True)
+  q, k, v = x[0], x[1], x[2]
+  (q * 2 + k * 3 + v * 4).sum().backward()
+  text = torch_xla._XLAC._get_xla_tensors_text([x.grad])
+  assert 'concatenate' in text and 'select' not in text and 'stablehlo.pad' not in text, text
+  torch.testing.assert_close(x.grad.cpu(), torch.tensor([2.0, 3.0, 4.0]).repeat_interleave(8).reshape(3, 8))

@@ -40,7 +40,8 @@ Value SliceDim(const Value& v, int64_t dim, int64_t start, int64_t end, int64_t 
   return ir::Slice(v, lo, hi, st);
 }
 
-// Writes `src` into positions start, start+step, ... of `base` along `dim`.
+// Writes `src` into positions start, start+step, ... of `base` along `dim`. Into zeros
+// (the backward of slice and select) the padding alone is the result.
 Value ScatterSlice(const Value& base, const Value& src, int64_t dim, int64_t start, int64_t step) {
   int64_t rank = base.shape().rank();
   std::vector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
@@ -50,6 +51,7 @@ Value ScatterSlice(const Value& base, const Value& src, int64_t dim, int64_t sta
   high[dim] = base.shape().dims[dim] - (start + (n > 0 ? (n - 1) * step + 1 : 0));
   Value src_c = ir::Convert(src, base.shape().type);
   Value padded = ir::Pad(src_c, ir::Constant(0, ir::Shape(base.shape().type, {})), low, high, interior);
+  if (ir::IsZeroConstant(base)) return padded;
   Value mask = ir::Pad(ir::Constant(1, ir::Shape(runtime::ElementType::kPred, src.shape().dims)),
                        ir::Constant(0, ir::Shape(runtime::ElementType::kPred, {})), low, high, interior);
   return ir::Select(mask, padded, base);

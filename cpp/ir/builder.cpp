@@ -1,6 +1,7 @@
 #include "ir/builder.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace torch_xla::ir {
@@ -75,7 +76,56 @@ void CheckDim(const char* op, int64_t dim, int64_t rank) {
     Fail(std::string(op) + ": dimension " + std::to_string(dim) + " out of range for rank " + std::to_string(rank));
 }
 
+// A zero padding of `v`: pad(src, 0) with no interior padding. Fills `src`, `low`, `high`.
+bool IsZeroPadding(const Value& v, Value* src, std::vector<int64_t>* low, std::vector<int64_t>* high) {
+  if (v.node->op() != kPad || !IsZeroConstant(v.node->operand(1))) return false;
+  const std::vector<int64_t>& p = v.node->attrs().ints;
+  const std::size_t rank = v.shape().dims.size();
+  for (std::size_t i = 0; i < rank; ++i)
+    if (p[2 * rank + i] != 0) return false;
+  *src = v.node->operand(0);
+  low->assign(p.begin(), p.begin() + rank);
+  high->assign(p.begin() + rank, p.begin() + 2 * rank);
+  return true;
+}
+
+// add(pad(a, 0), pad(b, 0)) where a and b fill adjacent ranges of one dimension (and the
+// same positions in every other): pad(concatenate(a, b), 0). The backward of a tensor
+// taken apart with select, unbind or chunk sums one zero-padded gradient per piece;
+// XLA evaluates every padded operand at every position (selecting on masks built from
+// the padding), while the concatenation reads each element once. Returns nullopt when
+// the operands are not of that form.
+std::optional<Value> AddAdjacentZeroPaddings(const Value& a, const Value& b) {
+  Value src_a, src_b;
+  std::vector<int64_t> low_a, high_a, low_b, high_b;
+  if (!IsZeroPadding(a, &src_a, &low_a, &high_a) || !IsZeroPadding(b, &src_b, &low_b, &high_b)) return std::nullopt;
+  int64_t dim = -1;
+  for (std::size_t i = 0; i < low_a.size(); ++i) {
+    if (low_a[i] == low_b[i] && high_a[i] == high_b[i]) continue;
+    if (dim >= 0) return std::nullopt;
+    dim = static_cast<int64_t>(i);
+  }
+  if (dim < 0) return std::nullopt;
+  const int64_t end_a = low_a[dim] + src_a.shape().dims[dim], end_b = low_b[dim] + src_b.shape().dims[dim];
+  std::vector<int64_t> low = low_a, high = high_a;
+  Value joined;
+  if (end_a == low_b[dim]) {
+    joined = Concatenate({src_a, src_b}, dim);
+    high[dim] = high_b[dim];
+  } else if (end_b == low_a[dim]) {
+    joined = Concatenate({src_b, src_a}, dim);
+    low[dim] = low_b[dim];
+  } else {
+    return std::nullopt;
+  }
+  return Pad(joined, a.node->operand(1), low, high, std::vector<int64_t>(low.size(), 0));
+}
+
 }  // namespace
+
+bool IsZeroConstant(const Value& v) {
+  return v.node->op() == kConstant && v.node->attrs().floats.size() == 1 && v.node->attrs().floats[0] == 0;
+}
 
 std::vector<int64_t> BroadcastDims(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                    const char* op_name) {
@@ -225,6 +275,8 @@ Value Pad(const Value& v, const Value& pad_value, const std::vector<int64_t>& lo
     dims[i] = low[i] + high[i] + in[i] + (in[i] > 0 ? (in[i] - 1) * interior[i] : 0);
     if (dims[i] < 0) Fail("pad: negative output size for " + v.shape().ToString());
   }
+  auto zero = [](const std::vector<int64_t>& p) { return std::all_of(p.begin(), p.end(), [](int64_t x) { return x == 0; }); };
+  if (zero(low) && zero(high) && zero(interior)) return v;
   Attrs attrs;
   attrs.ints = low;
   attrs.ints.insert(attrs.ints.end(), high.begin(), high.end());
@@ -258,6 +310,9 @@ Value Unary(OpKind kind, const Value& v) {
 
 Value Binary(OpKind kind, const Value& a, const Value& b) {
   CheckSameShape(kind.name().c_str(), a, b);
+  if (kind == op::kAdd) {
+    if (std::optional<Value> joined = AddAdjacentZeroPaddings(a, b)) return *joined;
+  }
   return Value(MakeNode(kind, std::vector<Value>{a, b}, a.shape()));
 }
 

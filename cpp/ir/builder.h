@@ -31,6 +31,8 @@ std::vector<int64_t> BroadcastDims(const std::vector<int64_t>& a, const std::vec
                                    const char* op_name);
 
 Value Constant(double value, Shape shape);
+// Whether `v` is Constant(0, ...).
+bool IsZeroConstant(const Value& v);
 Value ScalarParameter(double value, ElementType type);
 Value Convert(const Value& v, ElementType type);
 // Broadcasts trailing-aligned to `dims` (numpy rules).
