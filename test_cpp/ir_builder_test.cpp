@@ -31,6 +31,33 @@ TEST(IrBuilderTest, PadNeedsOneEntryPerDimension) {
   EXPECT_EQ(ok.shape().dims, (std::vector<int64_t>{4, 5}));
 }
 
+Value ZeroPad(const Value& v, std::vector<int64_t> low, std::vector<int64_t> high) {
+  return Pad(v, Constant(0, Shape(ElementType::kF32, {})), low, high, std::vector<int64_t>(low.size(), 0));
+}
+
+TEST(IrBuilderTest, AddOfAdjacentZeroPaddingsIsOnePaddedConcatenation) {
+  Value a = Constant(1.0, Shape(ElementType::kF32, {1, 3})), b = Constant(2.0, Shape(ElementType::kF32, {2, 3}));
+  // a fills row 3, b rows 1-2 of a [5, 3] result: pad(concatenate(b, a)) with low 1, high 1.
+  Value sum = Binary(op::kAdd, ZeroPad(a, {3, 0}, {1, 0}), ZeroPad(b, {1, 0}, {2, 0}));
+  ASSERT_EQ(sum.node->op().name(), "stablehlo.pad");
+  EXPECT_EQ(sum.node->attrs().ints, (std::vector<int64_t>{1, 0, 1, 0, 0, 0}));
+  const Value& joined = sum.node->operand(0);
+  ASSERT_EQ(joined.node->op().name(), "stablehlo.concatenate");
+  EXPECT_EQ(joined.node->operand(0).node, b.node);
+  EXPECT_EQ(joined.node->operand(1).node, a.node);
+  // Covering the whole dimension, the padding disappears.
+  Value whole = Binary(op::kAdd, ZeroPad(a, {0, 0}, {2, 0}), ZeroPad(b, {1, 0}, {0, 0}));
+  EXPECT_EQ(whole.node->op().name(), "stablehlo.concatenate");
+  // Overlapping, gapped, differing in two dimensions or padded with non-zero: a plain add.
+  EXPECT_EQ(Binary(op::kAdd, ZeroPad(a, {1, 0}, {1, 0}), ZeroPad(b, {1, 0}, {0, 0})).node->op(), op::kAdd);
+  EXPECT_EQ(Binary(op::kAdd, ZeroPad(a, {0, 0}, {3, 0}), ZeroPad(b, {2, 0}, {0, 0})).node->op(), op::kAdd);
+  EXPECT_EQ(Binary(op::kAdd, ZeroPad(a, {0, 0}, {2, 1}), ZeroPad(b, {1, 1}, {0, 0})).node->op(), op::kAdd);
+  Value ones = Pad(a, Constant(1, Shape(ElementType::kF32, {})), {0, 0}, {2, 0}, {0, 0});
+  EXPECT_EQ(Binary(op::kAdd, ones, ZeroPad(b, {1, 0}, {0, 0})).node->op(), op::kAdd);
+  // A multiply of the same operands is left alone.
+  EXPECT_EQ(Binary(op::kMultiply, ZeroPad(a, {0, 0}, {2, 0}), ZeroPad(b, {1, 0}, {0, 0})).node->op(), op::kMultiply);
+}
+
 TEST(IrBuilderTest, BroadcastInDimChecksSizes) {
   std::string m = MessageOf([] { BroadcastInDim(Matrix(), {4, 3}, {0, 1}); });
   EXPECT_NE(m.find("broadcast_in_dim"), std::string::npos) << m;

@@ -1,8 +1,7 @@
-"""Float sums on the CPU device are lowered as a matrix-vector product with ones where
-their innermost reduced dimensions make at least 16 rows of 128 to 4096 elements (the
-rows computed into a buffer by the pass-through kernel first), the remaining reduced
-dimensions by a reduction (lowering/rules_reduce_matmul.cpp); values against eager
-CPU, and the form."""
+"""Float sums on the CPU device run the row-sum host kernel (runtime/row_sum_kernel.h)
+where their innermost reduced dimensions make at least 16 rows of 128 to 4096 elements,
+the remaining reduced dimensions by a reduction (lowering/rules_reduce_matmul.cpp);
+values against eager CPU, and the form."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -12,8 +11,9 @@ import torch_xla.core.xla_model as xm
 from op_testing import DEV, assert_same, check, make
 
 PASS_THROUGH = 'torch_xla_pass_through'
+ROW_SUM = 'torch_xla_row_sum'
 
-# (shape, reduced dims, uses the product)
+# (shape, reduced dims, uses the row-sum kernel)
 CASES = [
     ((128, 10, 12, 12), (0, 2, 3), True),  # batch norm's statistics: rows of 144
     ((2048, 256), (1,), True),  # layer norm's: rows of 256
@@ -36,7 +36,7 @@ def pending_hlo(t):
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float64], ids=str)
 @pytest.mark.parametrize('case', CASES, ids=lambda c: f'{list(c[0])}-{list(c[1])}')
 def test_sum_matches_eager(case, dtype):
-    shape, dims, by_dot = case
+    shape, dims, by_kernel = case
     x = make(shape, dtype, seed=len(shape))
     # float32 sums of N standard normal values: rounding errors grow with N
     count = 1
@@ -45,13 +45,11 @@ def test_sum_matches_eager(case, dtype):
     tol = dict(rtol=1e-5, atol=2e-7 * count) if dtype == torch.float32 else {}
     check(lambda t: t.sum(dims), x, ops=('sum',), **tol)
     check(lambda t: t.mean(dims, keepdim=True), x, ops=('mean',))
-    hlo = pending_hlo(x.to(DEV).sum(dims))
-    assert ('stablehlo.dot_general' in hlo) == by_dot, hlo
-    # A graph argument is in a buffer already: no pass-through call.
-    assert PASS_THROUGH not in hlo
-    # A computed operand goes through the kernel before the product.
-    hlo = pending_hlo((x.to(DEV) * 2).sum(dims))
-    assert (PASS_THROUGH in hlo) == by_dot, hlo
+    for operand in (x.to(DEV), x.to(DEV) * 2):  # an argument and a computed matrix
+      hlo = pending_hlo(operand.sum(dims))
+      assert (ROW_SUM in hlo) == by_kernel, hlo
+      # The kernel's operand is a buffer anyway: nothing passes through, no product.
+      assert PASS_THROUGH not in hlo and 'stablehlo.dot_general' not in hlo, hlo
 
 
 def test_sum_of_computed_rows_matches_eager():
@@ -77,11 +75,11 @@ def test_nan_and_inf_propagate_as_in_a_sum():
 def test_integer_sums_keep_the_reduction_and_bfloat16_sums_accumulate_in_float32():
     x = make((6, 256), torch.int32)
     assert_same(x.to(DEV).sum(1), x.sum(1))
-    assert 'stablehlo.dot_general' not in pending_hlo(x.to(DEV).sum(1))
+    assert ROW_SUM not in pending_hlo(x.to(DEV).sum(1))
     x = make((16, 256), torch.bfloat16)
     assert_same(x.to(DEV).sum(1), x.sum(1), rtol=2e-2, atol=0.5)
     hlo = pending_hlo(x.to(DEV).sum(1))
-    assert 'tensor<16x256xf32>, tensor<256xf32>) -> tensor<16xf32>' in hlo, hlo
+    assert ROW_SUM + '", api_version = 4 : i32} : (tensor<16x256xf32>) -> tensor<16xf32>' in hlo, hlo
 
 
 def test_batch_norm_training_step_matches_eager():

@@ -258,13 +258,11 @@ void RunHostAten(const runtime::HostKernelCall& call) {
     SingleThreadedAtenScope one_thread;
     RunPart(op, args, *rules, part, count, results, sums);
   });
-  c10::InferenceMode inference;
-  SingleThreadedAtenScope one_thread;
   for (std::size_t i = 0; i < results.size(); ++i) {
     if (rules->results[i].kind != PartKind::kSum) continue;
-    at::Tensor sum = sums[i];
-    for (int64_t p = 1; p < count; ++p) sum = sum + sums[p * results.size() + i];
-    results[i].copy_(sum);
+    std::vector<at::Tensor> partials;
+    for (int64_t p = 0; p < count; ++p) partials.push_back(sums[p * results.size() + i]);
+    SumParts(call.parallel, partials, results[i]);
   }
 }
 

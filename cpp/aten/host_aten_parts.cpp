@@ -2,7 +2,10 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <string>
+
+#include "aten/single_thread_scope.h"
 
 namespace torch_xla {
 namespace {
@@ -68,6 +71,32 @@ std::optional<BatchParts> BatchPartsOf(const c10::OperatorName& op, const std::v
     return std::nullopt;
   }
   return parts;
+}
+
+// Elements a range of SumParts takes at least.
+constexpr int64_t kMinSumRange = 16384;
+
+void SumParts(const runtime::HostParallel& parallel, const std::vector<at::Tensor>& partials, const at::Tensor& out) {
+  const int64_t n = out.numel();
+  const at::ScalarType type = out.scalar_type();
+  const bool widen = type == at::kBFloat16 || type == at::kHalf;
+  const int64_t ranges = std::max<int64_t>(1, std::min(parallel.thread_count(), n / kMinSumRange));
+  parallel.For(ranges, [&](int64_t range) {
+    c10::InferenceMode guard;
+    SingleThreadedAtenScope one_thread;
+    const int64_t begin = n * range / ranges, end = n * (range + 1) / ranges;
+    auto piece = [&](const at::Tensor& t) { return t.reshape({-1}).narrow(0, begin, end - begin); };
+    at::Tensor dest = piece(out);
+    if (partials.size() == 1) {
+      dest.copy_(piece(partials[0]));
+    } else if (!widen && partials.size() == 2) {
+      at::add_out(dest, piece(partials[0]), piece(partials[1]));
+    } else {
+      at::Tensor sum = piece(partials[0]).to(widen ? at::kFloat : type, /*non_blocking=*/false, /*copy=*/true);
+      for (std::size_t p = 1; p < partials.size(); ++p) sum.add_(piece(partials[p]));
+      dest.copy_(sum);
+    }
+  });
 }
 
 }  // namespace torch_xla

@@ -13,6 +13,8 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/host_parallel.h"
+
 namespace torch_xla {
 
 enum class PartKind {
@@ -36,5 +38,11 @@ struct BatchParts {
 // The rules for `op` with arguments `args` (the op's schema order; tensors may be meta
 // tensors), or nothing when the op does not split.
 std::optional<BatchParts> BatchPartsOf(const c10::OperatorName& op, const std::vector<c10::IValue>& args);
+
+// out = the sum of `partials` (a kSum result: each part's whole result; added in float32
+// for bfloat16 and half), split by element ranges over `parallel`'s threads and written
+// straight into `out`. Summing ResNet-18's 44 MB of weight gradients on one thread, into
+// a temporary then copied, left the other core idle for 3.5 ms a step.
+void SumParts(const runtime::HostParallel& parallel, const std::vector<at::Tensor>& partials, const at::Tensor& out);
 
 }  // namespace torch_xla

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "aten/bridge.h"
+#include "aten/host_aten_parts.h"
 #include "aten/single_thread_scope.h"
 #include "ir/builder.h"
 #include "lowering/host_kernel_targets.h"
@@ -76,36 +77,6 @@ void CheckSize(const at::Tensor& r, const at::Tensor& out) {
                              " for a result buffer of size " + c10::str(out.sizes()));
 }
 
-// Elements of the weight gradient a part of the final sum takes at least.
-constexpr int64_t kMinSumChunk = 16384;
-
-// out = the sum of the parts' weight gradients (added in float32 for bfloat16), split by
-// element ranges over the compute threads: ResNet-18's gradients are 44 MB, and summing
-// them on one thread left the other idle for 3.5 ms a step.
-void SumPartialGradients(const runtime::HostKernelCall& call, const std::vector<at::Tensor>& partials,
-                         const at::Tensor& out) {
-  const int64_t n = out.numel();
-  const at::ScalarType type = out.scalar_type();
-  const bool widen = type == at::kBFloat16 || type == at::kHalf;
-  const int64_t chunks = std::max<int64_t>(1, std::min(call.parallel.thread_count(), n / kMinSumChunk));
-  call.parallel.For(chunks, [&](int64_t chunk) {
-    c10::InferenceMode guard;
-    SingleThreadedAtenScope one_thread;
-    const int64_t begin = n * chunk / chunks, end = n * (chunk + 1) / chunks;
-    auto piece = [&](const at::Tensor& t) { return t.reshape({-1}).narrow(0, begin, end - begin); };
-    at::Tensor dest = piece(out);
-    if (partials.size() == 1) {
-      dest.copy_(piece(partials[0]));
-    } else if (!widen && partials.size() == 2) {
-      at::add_out(dest, piece(partials[0]), piece(partials[1]));
-    } else {
-      at::Tensor sum = piece(partials[0]).to(widen ? at::kFloat : type, /*non_blocking=*/false, /*copy=*/true);
-      for (std::size_t p = 1; p < partials.size(); ++p) sum.add_(piece(partials[p]));
-      dest.copy_(sum);
-    }
-  });
-}
-
 // The batch is split into one part per compute thread, each part computed by
 // PyTorch's kernel on one thread: the forward result and the input gradient are
 // per-sample, so each part writes its rows of the result; the weight gradient sums over
@@ -134,7 +105,7 @@ void RunConvolution(const runtime::HostKernelCall& call) {
       partial_weight_grads[part] = std::move(r);
     }
   });
-  if (!per_sample) SumPartialGradients(call, partial_weight_grads, out);
+  if (!per_sample) SumParts(call.parallel, partial_weight_grads, out);
   static metrics::Counter* runs = metrics::GetCounter("HostConvolutionRun");
   runs->Add();
 }
