@@ -52,7 +52,14 @@ TEST(HostBlockCacheTest, ReleasedBlockServesTheNextRequestOfSimilarSize) {
   ASSERT_NE(smaller, nullptr);
   EXPECT_NE(smaller, first);
   EXPECT_GE(cache.cached_bytes(), 32 * kMiB);
-  // Larger than the cached block: a new block too.
+  // A little larger: the block grows into the address space it reserved.
+  void* grown = cache.Allocate(36 * kMiB, 64);
+  ASSERT_EQ(grown, first);
+  static_cast<unsigned char*>(grown)[36 * kMiB - 1] = 0x5a;
+  EXPECT_EQ(static_cast<unsigned char*>(grown)[36 * kMiB - 1], 0x5a);
+  ASSERT_TRUE(cache.Release(grown));
+  EXPECT_EQ(cache.cached_bytes(), 36 * kMiB);  // its touched pages
+  // Beyond the reserved quarter: a new block too.
   void* larger = cache.Allocate(48 * kMiB, 64);
   ASSERT_NE(larger, nullptr);
   EXPECT_NE(larger, first);

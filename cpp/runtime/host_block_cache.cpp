@@ -25,41 +25,47 @@ size_t PageSize() {
   return page_size;
 }
 
+size_t RoundToGranule(size_t bytes) { return (bytes + kMappingGranule - 1) / kMappingGranule * kMappingGranule; }
+
 }  // namespace
 
 HostBlockCache::~HostBlockCache() {
-  for (const Block& block : cached_) munmap(block.base, block.bytes);
+  for (const Block& block : cached_) munmap(block.base, block.mapped);
 }
 
 void* HostBlockCache::Allocate(size_t bytes, size_t alignment) {
   if (bytes < kMinBlockBytes || alignment > PageSize()) return nullptr;
   static metrics::Counter* hits = metrics::GetCounter("HostBlockCacheHit");
   static metrics::Counter* misses = metrics::GetCounter("HostBlockCacheMiss");
-  const size_t wanted = (bytes + kMappingGranule - 1) / kMappingGranule * kMappingGranule;
+  const size_t wanted = RoundToGranule(bytes);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    // The smallest cached block that fits without wasting more than a quarter.
+    // The cached block with the fewest touched pages among those that fit without
+    // leaving more than a quarter of their touched pages unused.
     auto best = cached_.end();
     for (auto it = cached_.begin(); it != cached_.end(); ++it) {
-      if (it->bytes >= wanted && it->bytes <= wanted + wanted / 4 && (best == cached_.end() || it->bytes < best->bytes)) {
+      if (it->mapped >= wanted && it->touched <= wanted + wanted / 4 &&
+          (best == cached_.end() || it->touched < best->touched)) {
         best = it;
       }
     }
     if (best != cached_.end()) {
       Block block = *best;
       cached_.erase(best);
-      cached_bytes_ -= block.bytes;
+      cached_bytes_ -= block.touched;
+      block.touched = std::max(block.touched, wanted);
       live_.push_back(block);
       hits->Add();
       return block.base;
     }
   }
-  void* base = mmap(nullptr, wanted, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  const size_t mapped = RoundToGranule(wanted + wanted / 4);
+  void* base = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) return nullptr;
-  madvise(base, wanted, MADV_HUGEPAGE);  // advisory: ignored where huge pages are off
+  madvise(base, mapped, MADV_HUGEPAGE);  // advisory: ignored where huge pages are off
   misses->Add();
   std::lock_guard<std::mutex> lock(mutex_);
-  live_.push_back({base, wanted});
+  live_.push_back({base, mapped, wanted});
   return base;
 }
 
@@ -74,17 +80,17 @@ bool HostBlockCache::Release(void* pointer) {
     Block block = *it;
     live_.erase(it);
     cached_.push_back(block);
-    cached_bytes_ += block.bytes;
+    cached_bytes_ += block.touched;
     EvictToCapacityLocked(&unmap);
   }
-  for (const Block& block : unmap) munmap(block.base, block.bytes);
+  for (const Block& block : unmap) munmap(block.base, block.mapped);
   return true;
 }
 
 void HostBlockCache::EvictToCapacityLocked(std::vector<Block>* unmap) {
   while (cached_bytes_ > capacity_bytes_ && !cached_.empty()) {
     unmap->push_back(cached_.front());
-    cached_bytes_ -= cached_.front().bytes;
+    cached_bytes_ -= cached_.front().touched;
     cached_.erase(cached_.begin());
   }
 }
