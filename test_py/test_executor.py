@@ -174,3 +174,34 @@ def test_donation_does_not_depend_on_whether_earlier_executions_finished():
     compiles.append(met.metric_data('CompileTime')[0] - before_compiles)
     del y
   assert compiles[1:] == [0, 0, 0], compiles
+
+
+def test_a_graph_that_allocates_much_waits_for_the_device_before_it_is_enqueued():
+  # XLA allocates an execution's temporaries when it is enqueued. A graph that needs 32
+  # MB or more waits for the device's earlier executions first, so two such steps never
+  # hold their temporaries at once; small graphs queue freely.
+  def awaited():
+    return met.counter_value('ExecuteAwaitedEarlier') or 0
+
+  x = torch.randn(256, 256, device=DEV) / 16
+  xm.mark_step()
+  xm.wait_device_ops()
+  # A 40 MB temporary, after about 150 ms of products: the next launch comes long before.
+  big = lambda: (_matmul_chain(x, 150) @ torch.ones(256, 40000, device=DEV)).sin().sum()
+  big()
+  xm.mark_step()  # compiled once here, so the launches below are cache hits
+  xm.wait_device_ops()
+  first = big()
+  xm.mark_step()  # launched, still running
+  before = awaited()
+  second = big()
+  xm.mark_step()
+  assert awaited() == before + 1
+  torch.testing.assert_close(second.cpu(), first.cpu())
+  before = awaited()
+  for _ in range(3):
+    small = _matmul_chain(x, 20).sum()
+    xm.mark_step()
+  xm.wait_device_ops()
+  assert awaited() == before
+  assert torch.isfinite(small.cpu())
