@@ -88,12 +88,22 @@ Ssa EmitReduce(LoweringContext& ctx, ReduceKind kind, Ssa input, const std::vect
   return ctx.EmitWithRegion("stablehlo.reduce", {input, init}, {result}, region, "dimensions = " + I64Array(dims))[0];
 }
 
+// A sum host kernel on the matrix `operand` (the column-sum or row-sum kernel), giving
+// `result`.
+Ssa EmitSumKernel(LoweringContext& ctx, const char* target, Ssa operand, const Shape& result) {
+  std::string attrs = std::string("call_target_name = \"") + target + "\", api_version = 4 : i32";
+  return ctx.Emit("stablehlo.custom_call", {operand}, result, attrs);
+}
+
 // XLA's CPU backend computes each output of a reduction as one serial chain of adds, at
-// the latency of an add (about 0.45 ns an element here), while its matrix-vector
-// product is vectorized. A float sum whose trailing dimensions are all reduced, over at
-// least kMinDotSumRow elements per row, is therefore computed as the product of the
-// rows with a vector of ones (x * 1 is x, so the result differs only in the order of
-// the additions), the remaining reduced dimensions by a reduction of the row sums.
+// the latency of an add (about 0.45 ns an element here). A float sum whose trailing
+// dimensions are all reduced, over at least kMinRowSumLength elements per row, is
+// therefore computed row by row, the remaining reduced dimensions by a reduction of the
+// row sums: by the row-sum host kernel (runtime/row_sum_kernel.h), or, where the plugin
+// takes no host kernels, as the product of the rows with a vector of ones (x * 1 is x,
+// so the result differs only in the order of the additions). The thresholds below were
+// measured with the product; the kernel then took the encoder's 17 row sums of [2048,
+// 256..1000] from 10 core-ms a step (Eigen packs the whole matrix first) to 2.8.
 // Measured (8 sums, ms, reduce vs product): [128,10,12,12] over (0,2,3) 0.67 vs 0.21,
 // [128,10,24,24] 1.65 vs 0.49, [2048,256] over 1 0.83 vs 0.31, [2048,1024] 1.79 vs
 // 1.38; rows of 64 or fewer were as fast or faster reduced ([128,20,8,8] 0.31 vs 0.48).
@@ -104,31 +114,27 @@ Ssa EmitReduce(LoweringContext& ctx, ReduceKind kind, Ssa input, const std::vect
 // 4096 elements (the innermost reduced dimensions that fit; the others are reduced
 // after the product), and there must be at least 16 of them.
 // Other devices keep the reduction: their dot may run in lower precision (TF32).
-constexpr int64_t kMinDotSumRow = 128;
-constexpr int64_t kMaxDotSumRow = 4096;
-constexpr int64_t kMinDotSumRows = 16;
+constexpr int64_t kMinRowSumLength = 128;
+constexpr int64_t kMaxRowSumLength = 4096;
+constexpr int64_t kMinRowSumRows = 16;
 
-std::optional<Ssa> SumByDot(LoweringContext& ctx, Ssa input, const std::vector<int64_t>& dims, const Shape& result) {
+std::optional<Ssa> SumByRows(LoweringContext& ctx, Ssa input, const std::vector<int64_t>& dims, const Shape& result) {
   if (result.type != ElementType::kF32 && result.type != ElementType::kF64) return std::nullopt;
   const std::vector<int64_t> in = ctx.TypeOf(input).dims;
   const int64_t rank = static_cast<int64_t>(in.size());
   std::vector<bool> reduced(rank, false);
   for (int64_t d : dims) reduced[d] = true;
-  // Rows: the innermost reduced dimensions, as many as fit in kMaxDotSumRow elements.
+  // Rows: the innermost reduced dimensions, as many as fit in kMaxRowSumLength elements.
   int64_t first_row_dim = rank, row = 1, rows = 1;
-  while (first_row_dim > 0 && reduced[first_row_dim - 1] && row * in[first_row_dim - 1] <= kMaxDotSumRow)
+  while (first_row_dim > 0 && reduced[first_row_dim - 1] && row * in[first_row_dim - 1] <= kMaxRowSumLength)
     row *= in[--first_row_dim];
   for (int64_t d = 0; d < first_row_dim; ++d) rows *= in[d];
-  if (row < kMinDotSumRow || rows < kMinDotSumRows || runtime::Client::Get().device_kind() != "CPU")
+  if (row < kMinRowSumLength || rows < kMinRowSumRows || runtime::Client::Get().device_kind() != "CPU")
     return std::nullopt;
   Ssa matrix = ctx.Emit("stablehlo.reshape", {input}, Shape(result.type, {rows, row}));
   Ssa row_sums;
   if (runtime::RowSumKernelAvailable()) {
-    // The host kernel (runtime/row_sum_kernel.h): Eigen's product first copies the matrix
-    // into packed blocks. Measured ([rows, columns], ms, product vs kernel, within a
-    // graph): TransformerEncoder's 16 row sums of [2048, 256..1000] 10 vs .. core-ms a step.
-    std::string attrs = std::string("call_target_name = \"") + runtime::kRowSumTarget + "\", api_version = 4 : i32";
-    row_sums = ctx.Emit("stablehlo.custom_call", {matrix}, Shape(result.type, {rows}), attrs);
+    row_sums = EmitSumKernel(ctx, runtime::kRowSumTarget, matrix, Shape(result.type, {rows}));
   } else {
     // XLA fuses the computation of a matrix-vector product's matrix into the product,
     // which then runs as plain loops again (one serial chain per row); through the
@@ -170,8 +176,7 @@ std::optional<Ssa> SumOverLeadingDims(LoweringContext& ctx, Ssa input, const std
       !runtime::ColumnSumKernelAvailable())
     return std::nullopt;
   Ssa matrix = ctx.Emit("stablehlo.reshape", {input}, Shape(result.type, {rows, columns}));
-  std::string attrs = std::string("call_target_name = \"") + runtime::kColumnSumTarget + "\", api_version = 4 : i32";
-  Ssa sums = ctx.Emit("stablehlo.custom_call", {matrix}, Shape(result.type, {columns}), attrs);
+  Ssa sums = EmitSumKernel(ctx, runtime::kColumnSumTarget, matrix, Shape(result.type, {columns}));
   return ctx.Emit("stablehlo.reshape", {sums}, result);
 }
 
@@ -183,7 +188,7 @@ std::vector<Ssa> LowerReduce(LoweringContext& ctx, const Node& node, const std::
   std::vector<int64_t> dims(a.begin() + 1, a.end());
   if (kind == ReduceKind::kSum) {
     if (std::optional<Ssa> sums = SumOverLeadingDims(ctx, operands[0], dims, node.shape())) return {*sums};
-    if (std::optional<Ssa> sums = SumByDot(ctx, operands[0], dims, node.shape())) return {*sums};
+    if (std::optional<Ssa> sums = SumByRows(ctx, operands[0], dims, node.shape())) return {*sums};
   }
   return {EmitReduce(ctx, kind, operands[0], dims, node.shape())};
 }
