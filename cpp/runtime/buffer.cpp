@@ -30,6 +30,16 @@ std::size_t Buffer::byte_size() const {
   return static_cast<std::size_t>(element_count()) * ElementSize(type_);
 }
 
+namespace {
+constexpr uint64_t kHoldChange = uint64_t{1} << 32;
+constexpr uint64_t kHoldCountMask = kHoldChange - 1;
+}  // namespace
+
+void Buffer::CountExecutionHold(int delta) {
+  execution_holds_.fetch_add(kHoldChange + static_cast<uint64_t>(static_cast<int64_t>(delta)),
+                             std::memory_order_acq_rel);
+}
+
 long Buffer::ReferencesBesidesExecutions(const std::shared_ptr<Buffer>& buffer) {
   // A hold is counted after its reference exists and uncounted before its reference
   // goes: reading the count on both sides of use_count(), a reading between a new
@@ -38,7 +48,7 @@ long Buffer::ReferencesBesidesExecutions(const std::shared_ptr<Buffer>& buffer) 
     const uint64_t before = buffer->execution_holds_.load(std::memory_order_acquire);
     const long references = buffer.use_count();
     if (buffer->execution_holds_.load(std::memory_order_acquire) != before) continue;
-    return references - static_cast<long>(before & 0xffffffffu);
+    return references - static_cast<long>(before & kHoldCountMask);
   }
 }
 

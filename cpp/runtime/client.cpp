@@ -34,17 +34,16 @@ using internal::ConsumeError;
 class ExecutionHold {
  public:
   explicit ExecutionHold(std::vector<BufferPtr> buffers) : buffers_(std::move(buffers)) {
-    for (const BufferPtr& b : buffers_) b->execution_holds_.fetch_add(kChange + 1, std::memory_order_acq_rel);
+    for (const BufferPtr& b : buffers_) b->CountExecutionHold(+1);
   }
   // Uncounts each buffer before the member vector drops its reference.
   ~ExecutionHold() {
-    for (const BufferPtr& b : buffers_) b->execution_holds_.fetch_add(kChange - 1, std::memory_order_acq_rel);
+    for (const BufferPtr& b : buffers_) b->CountExecutionHold(-1);
   }
   ExecutionHold(const ExecutionHold&) = delete;
   ExecutionHold& operator=(const ExecutionHold&) = delete;
 
  private:
-  static constexpr uint64_t kChange = uint64_t{1} << 32;
   std::vector<BufferPtr> buffers_;
 };
 

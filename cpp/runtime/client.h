@@ -52,6 +52,10 @@ class Buffer {
 
  private:
   friend class ExecutionHold;
+  // Counts a hold of an execution (+1, after its reference exists) or its end (-1,
+  // before its reference goes).
+  void CountExecutionHold(int delta);
+
   // Low 32 bits: how many execution holds reference this buffer. High 32 bits: a change
   // sequence, so a reader can tell that no hold came or went while it counted.
   std::atomic<uint64_t> execution_holds_{0};
