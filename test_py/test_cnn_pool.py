@@ -72,10 +72,11 @@ def test_max_pool1d(kw, dtype):
 
 
 def test_max_pool2d_backward_computes_indices_and_gradient_once():
-    # Both are read once per window position; on the CPU device they go through the
-    # pass-through kernel (ir::Materialize), which keeps XLA from recomputing them.
+    # bfloat16 (the XLA form): both are read once per window position; on the CPU
+    # device they go through the pass-through kernel (ir::Materialize), which keeps XLA
+    # from recomputing them.
     import torch_xla
-    x = torch.randn(4, 3, 8, 8, device=DEV, requires_grad=True)
+    x = torch.randn(4, 3, 8, 8, device=DEV, dtype=torch.bfloat16, requires_grad=True)
     y = F.max_pool2d(x, 2)
     (g,) = torch.autograd.grad((y * y).sum(), x)
     hlo = torch_xla._get_stablehlo([g])
@@ -84,6 +85,69 @@ def test_max_pool2d_backward_computes_indices_and_gradient_once():
     xc = x.detach().cpu().requires_grad_()
     (gc,) = torch.autograd.grad((F.max_pool2d(xc, 2) ** 2).sum(), xc)
     torch.testing.assert_close(g.cpu(), gc)
+
+
+# Float32 and float64 max pooling on the CPU device runs host kernels (runtime/
+# max_pool_kernel.h): one pass per window for the maxima and indices, a scatter-add for
+# the gradient. These shapes are large enough to be split over the compute threads and
+# to take the kernel's vectorized path between the rows' edges.
+HOST_CASES = [
+    ((8, 10, 24, 24), dict(kernel_size=2)),  # MNIST's first pool
+    ((4, 16, 32, 32), dict(kernel_size=3, stride=2, padding=1)),  # ResNet's stem pool
+    ((2, 16, 33, 35), dict(kernel_size=3, stride=1, padding=1)),  # overlapping, stride 1
+    ((2, 16, 40, 41), dict(kernel_size=(2, 3), stride=3, padding=1, dilation=(2, 3), ceil_mode=True)),
+    ((64, 30, 31), dict(kernel_size=4, stride=2, padding=2)),  # unbatched
+]
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64], ids=ids)
+@pytest.mark.parametrize('shape,kw', HOST_CASES, ids=str)
+def test_max_pool2d_host_kernel(shape, kw, dtype):
+  import torch_xla
+  x = make(shape, dtype)
+  # ties, NaNs and infinities spread over the array, where the vectorized path takes them
+  x.view(-1)[::7] = 0.5
+  x.view(-1)[3::101] = float('nan')
+  x.view(-1)[5::53] = float('inf')
+  x.view(-1)[11::29] = -float('inf')
+  fn = lambda t: F.max_pool2d(t, return_indices=True, **kw)
+  run_grad(fn, x, ops=['max_pool2d_with_indices', 'max_pool2d_with_indices_backward'])
+  xx = x.to(DEV).requires_grad_()
+  y, _ = fn(xx)
+  (g,) = torch.autograd.grad(y.nan_to_num().sum(), xx)
+  hlo = torch_xla._get_stablehlo([y, g])
+  assert 'torch_xla_max_pool"' in hlo and 'torch_xla_max_pool_backward"' in hlo, hlo
+
+
+def test_max_pool3d_host_kernel():
+  import torch_xla
+  x = make((2, 8, 9, 12, 13), torch.float32)
+  x.view(-1)[::5] = 1.0
+  x.view(-1)[2::97] = float('nan')
+  fn = lambda t: F.max_pool3d(t, (2, 3, 3), (1, 2, 2), (1, 1, 1), dilation=(2, 1, 1), return_indices=True)
+  run_grad(fn, x, ops=['max_pool3d_with_indices', 'max_pool3d_with_indices_backward'])
+  y, _ = fn(x.to(DEV))
+  assert 'torch_xla_max_pool"' in torch_xla._get_stablehlo([y])
+
+
+def test_max_pool2d_backward_host_kernel_skips_indices_outside_the_plane():
+  # Eager would write outside its array; the kernel drops such an index, as XLA's
+  # scatter does.
+  x = torch.randn(2, 3, 6, 6)
+  grad = torch.randn(2, 3, 3, 3)
+  _, indices = F.max_pool2d(x, 2, return_indices=True)
+  bad = indices.clone()
+  bad[0, 0, 0, 0] = 36
+  bad[1, 2, 1, 1] = -1
+  out = torch.ops.aten.max_pool2d_with_indices_backward(grad.to(DEV), x.to(DEV), [2, 2], [2, 2], [0, 0], [1, 1],
+                                                         False, bad.to(DEV))
+  expected = torch.zeros(2, 3, 36)
+  for n in range(2):
+    for c in range(3):
+      for o, i in enumerate(bad[n, c].flatten().tolist()):
+        if 0 <= i < 36:
+          expected[n, c, i] += grad[n, c].flatten()[o]
+  torch.testing.assert_close(out.cpu(), expected.view(2, 3, 6, 6))
 
 
 def test_max_pool2d_errors():

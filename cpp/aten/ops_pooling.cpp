@@ -8,6 +8,9 @@
 //                             running maximum and its flat index (d*H + h)*W + w (first
 //                             maximum wins, a NaN always wins, as in PyTorch's CPU
 //                             kernel), avg_pool sums.
+//                             On the CPU device, float32 and float64 max_pool and its
+//                             backward run host kernels instead
+//                             (runtime/max_pool_kernel.h).
 //   their backward            the gradient of each offset (max_pool: masked by indices ==
 //                             that offset's index) is scattered back and summed, phase by
 //                             phase of the stride (see ScatterWindows): plain pads, no
@@ -470,6 +473,16 @@ std::tuple<at::Tensor, at::Tensor> MaxPoolWithIndices(const char* op, const at::
   int64_t offsets = Product(kernel);
   return Checked(op, [&] {
     std::vector<int64_t> od = OutDims(x->shape().dims, g);
+    if (offsets > 1 && ir::HostMaxPoolAvailable(type)) {
+      std::vector<int64_t> stride, padding, dilation;
+      for (const PoolDim& d : g) {
+        stride.push_back(d.s);
+        padding.push_back(d.p);
+        dilation.push_back(d.d);
+      }
+      auto [best, best_index] = ir::HostMaxPool(x->GetIrValue(), OutSizes(g), kernel, stride, padding, dilation);
+      return std::make_tuple(AtenFromIr(best, x->device()), AtenFromIr(best_index, x->device()));
+    }
     Value padded = PadForWindows(x->GetIrValue(), g, Lowest(type));
     Value best = Full(Lowest(type), type, od);
     Value best_index = ToLastN(FirstValidIndex(g), od);
@@ -501,6 +514,10 @@ at::Tensor MaxPoolWithIndicesBackward(const char* op, const at::Tensor& grad_out
   Value idx = GetXlaTensor(indices, op)->GetIrValue();
   std::vector<int64_t> kernel = KernelSizes(g);
   int64_t offsets = Product(kernel);
+  if (ir::HostMaxPoolAvailable(type)) {
+    Value grad = GetXlaTensor(grad_output, op)->GetIrValue();
+    return AtenFromIr(Checked(op, [&] { return ir::HostMaxPoolBackward(grad, idx, self.sizes().vec(), n); }), device);
+  }
   return AtenFromIr(Checked(op, [&] {
                       // Read once per window position: computed once (XLA would fuse the
                       // gradient's computation, batch norm's backward say, into each).

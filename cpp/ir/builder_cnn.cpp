@@ -1,7 +1,9 @@
 #include "ir/builder_cnn.h"
 
+#include "runtime/max_pool_kernel.h"
 #include "runtime/pass_through_kernel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -51,6 +53,46 @@ Value Materialize(const Value& v) {
   Value pair = Concatenate({col, Constant(Lowest(v.shape().type), Shape(v.shape().type, one))},
                            static_cast<int64_t>(dims.size()));
   return Reshape(ReduceWindowMax(pair, window, strides), dims);
+}
+
+bool HostMaxPoolAvailable(ElementType type) {
+  return (type == ElementType::kF32 || type == ElementType::kF64) && runtime::MaxPoolKernelsAvailable();
+}
+
+std::pair<Value, Value> HostMaxPool(const Value& x, const std::vector<int64_t>& out,
+                                    const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                                    const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation) {
+  static const OpKind kHostMaxPool = OpKind::Get("xla::host_max_pool");
+  const Shape& in = x.shape();
+  const int64_t n = static_cast<int64_t>(kernel.size());
+  if ((n != 2 && n != 3) || in.rank() < n || static_cast<int64_t>(out.size()) != n || stride.size() != kernel.size() ||
+      padding.size() != kernel.size() || dilation.size() != kernel.size())
+    throw std::invalid_argument("host max pool: expected 2 or 3 spatial dimensions of " + in.ToString() +
+                                ", got kernel " + DimsToString(kernel) + " and output " + DimsToString(out));
+  std::vector<int64_t> dims(in.dims.begin(), in.dims.end() - n);
+  dims.insert(dims.end(), out.begin(), out.end());
+  Attrs attrs;
+  attrs.ints = {n};
+  for (const auto* list : {&kernel, &stride, &padding, &dilation})
+    attrs.ints.insert(attrs.ints.end(), list->begin(), list->end());
+  NodePtr node = MakeNode(kHostMaxPool, std::vector<Value>{x},
+                          std::vector<Shape>{Shape(in.type, dims), Shape(ElementType::kS64, dims)}, std::move(attrs));
+  return {Value(node, 0), Value(node, 1)};
+}
+
+Value HostMaxPoolBackward(const Value& grad, const Value& indices, const std::vector<int64_t>& input, int64_t n) {
+  static const OpKind kHostMaxPoolBackward = OpKind::Get("xla::host_max_pool_backward");
+  const Shape& g = grad.shape();
+  if ((n != 2 && n != 3) || indices.shape().dims != g.dims || indices.shape().type != ElementType::kS64 ||
+      g.rank() != static_cast<int64_t>(input.size()) || g.rank() < n ||
+      !std::equal(input.begin(), input.end() - n, g.dims.begin()))
+    throw std::invalid_argument("host max pool backward: expected s64 indices of the gradient's shape " +
+                                g.ToString() + " and an input of its leading dimensions, got " +
+                                indices.shape().ToString() + " and " + DimsToString(input));
+  Attrs attrs;
+  attrs.ints = {n};
+  return Value(MakeNode(kHostMaxPoolBackward, std::vector<Value>{grad, indices}, Shape(g.type, input),
+                        std::move(attrs)));
 }
 
 }  // namespace torch_xla::ir
