@@ -1,5 +1,5 @@
 """Convolutions run by PyTorch's CPU kernel inside the compiled graph (a host kernel
-called through XLA's FFI, its batch split over XLA's compute threads;
+called through XLA's FFI, split by batch or by output channels over XLA's compute threads;
 aten/host_convolution.h), against eager CPU: the default `auto` mode, the `1` mode that
 runs every convolution this way, the choices `auto` makes, and the mode's errors."""
 import os
@@ -111,6 +111,45 @@ def test_mode_1_runs_every_convolution_on_the_host(mode, dtype, tol, case):
     x, w = torch.randn(xs), torch.randn(ws)
     b = torch.randn(ws[1] * 2 if 'transpose' in case[0] else ws[0])
     assert check_against_eager(conv, x, w, b, dtype, tol) == 3
+
+
+def channel_splits():
+    return met.counter_value('HostConvolutionSplitByChannels') or 0
+
+
+# Weights with at least as many elements as the input: the calls split by output
+# channels (each part's channels of the output and of the weight gradient, the input
+# gradient summed over the parts), ResNet's later layers.
+CHANNEL_SPLIT_CASES = [
+    ('3x3', lambda x, w, b: F.conv2d(x, w, b, padding=1), (4, 64, 4, 4), (64, 64, 3, 3)),
+    ('3x3_stride2_uneven', lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), (3, 32, 5, 6), (33, 32, 3, 3)),
+    ('1x1_stride2', lambda x, w, b: F.conv2d(x, w, b, stride=2), (4, 64, 4, 4), (96, 64, 1, 1)),
+    ('dilated_rect', lambda x, w, b: F.conv2d(x, w, b, padding=(2, 1), dilation=2), (2, 48, 6, 5), (40, 48, 3, 2)),
+    ('conv1d', lambda x, w, b: F.conv1d(x, w, b, padding=1), (2, 32, 8), (64, 32, 5)),
+]
+
+
+@pytest.mark.parametrize('mode', ['auto'], indirect=True)
+@pytest.mark.parametrize('case', CHANNEL_SPLIT_CASES, ids=lambda c: c[0])
+def test_weight_dominated_convolutions_split_by_channels(mode, case):
+    _, conv, xs, ws = case
+    torch.manual_seed(4)
+    x, w, b = torch.randn(xs), torch.randn(ws), torch.randn(ws[0])
+    before = channel_splits()
+    assert check_against_eager(conv, x, w, b, torch.float32, 1e-4) == 3
+    assert channel_splits() - before == 3
+
+
+@pytest.mark.parametrize('mode', ['auto'], indirect=True)
+def test_activation_dominated_and_grouped_convolutions_split_by_batch(mode):
+    torch.manual_seed(5)
+    before = channel_splits()
+    x, w, b = torch.randn(4, 32, 12, 12), torch.randn(32, 32, 3, 3), torch.randn(32)
+    assert check_against_eager(lambda x, w, b: F.conv2d(x, w, b, padding=1), x, w, b, torch.float32, 1e-4) == 3
+    x, w = torch.randn(4, 64, 4, 4), torch.randn(64, 32, 3, 3)
+    assert check_against_eager(lambda x, w, b: F.conv2d(x, w, b, groups=2), x, w, b[:0].new_zeros(64),
+                               torch.float32, 1e-4) == 3
+    assert channel_splits() == before
 
 
 def pending_hlo(fn, *shapes, dtype=torch.float32):
