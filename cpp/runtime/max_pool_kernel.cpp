@@ -270,13 +270,21 @@ void ScatterPlanes(const Geometry& g, const T* grad, const int64_t* indices, T* 
 
 bool IsFloat(ElementType type) { return type == ElementType::kF32 || type == ElementType::kF64; }
 
-// Runs fn(begin, end) over ranges of g's planes, one per part.
+// Runs fn(T(), begin, end) over ranges of g's planes, one per part, T the C++ type of
+// `type` (float or double).
 template <typename Fn>
-void ForPlanes(const HostKernelCall& call, const Geometry& g, Fn fn) {
+void ForPlanes(const HostKernelCall& call, const Geometry& g, ElementType type, Fn fn) {
   const int64_t elements = g.planes * std::max(g.in_plane(), g.out_plane());
   const int64_t parts =
       std::max<int64_t>(1, std::min({call.parallel.thread_count(), g.planes, elements / kMinPartElements}));
-  call.parallel.For(parts, [&](int64_t part) { fn(g.planes * part / parts, g.planes * (part + 1) / parts); });
+  call.parallel.For(parts, [&](int64_t part) {
+    const int64_t begin = g.planes * part / parts, end = g.planes * (part + 1) / parts;
+    if (type == ElementType::kF32) {
+      fn(float(), begin, end);
+    } else {
+      fn(double(), begin, end);
+    }
+  });
 }
 
 void MaxPool(const HostKernelCall& call) {
@@ -291,14 +299,10 @@ void MaxPool(const HostKernelCall& call) {
   Geometry g = MakeGeometry(kName, n, x.dims, values.dims);
   SetTaps(g, n, call.config);
   if (g.planes == 0 || g.out_plane() == 0) return;
-  ForPlanes(call, g, [&](int64_t begin, int64_t end) {
-    if (x.type == ElementType::kF32) {
-      PoolPlanes(g, static_cast<const float*>(x.data), static_cast<float*>(values.data),
-                 static_cast<int64_t*>(indices.data), begin, end);
-    } else {
-      PoolPlanes(g, static_cast<const double*>(x.data), static_cast<double*>(values.data),
-                 static_cast<int64_t*>(indices.data), begin, end);
-    }
+  ForPlanes(call, g, x.type, [&](auto zero, int64_t begin, int64_t end) {
+    using T = decltype(zero);
+    PoolPlanes(g, static_cast<const T*>(x.data), static_cast<T*>(values.data), static_cast<int64_t*>(indices.data),
+               begin, end);
   });
 }
 
@@ -314,14 +318,10 @@ void MaxPoolBackward(const HostKernelCall& call) {
     Fail(kName, "expected a float32 or float64 gradient, s64 indices of its shape and a result of its type");
   const Geometry g = MakeGeometry(kName, n, grad_input.dims, grad.dims);
   if (g.planes == 0 || g.in_plane() == 0) return;
-  ForPlanes(call, g, [&](int64_t begin, int64_t end) {
-    if (grad.type == ElementType::kF32) {
-      ScatterPlanes(g, static_cast<const float*>(grad.data), static_cast<const int64_t*>(indices.data),
-                    static_cast<float*>(grad_input.data), begin, end);
-    } else {
-      ScatterPlanes(g, static_cast<const double*>(grad.data), static_cast<const int64_t*>(indices.data),
-                    static_cast<double*>(grad_input.data), begin, end);
-    }
+  ForPlanes(call, g, grad.type, [&](auto zero, int64_t begin, int64_t end) {
+    using T = decltype(zero);
+    ScatterPlanes(g, static_cast<const T*>(grad.data), static_cast<const int64_t*>(indices.data),
+                  static_cast<T*>(grad_input.data), begin, end);
   });
 }
 
