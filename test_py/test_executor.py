@@ -205,3 +205,31 @@ def test_a_graph_that_allocates_much_waits_for_the_device_before_it_is_enqueued(
   xm.wait_device_ops()
   assert awaited() == before
   assert torch.isfinite(small.cpu())
+
+
+def _xla_flags_seen_by_the_plugin(env_flags):
+  """XLA_FLAGS as the process holds it once the CPU client exists (the C environment,
+  which os.environ does not follow), in a child started with `env_flags`."""
+  import os
+  import subprocess
+  import sys
+  child = ('import ctypes, torch_xla.core.xla_model as xm\n'
+           'xm.xla_device()\n'
+           'getenv = ctypes.CDLL(None).getenv\n'
+           'getenv.restype = ctypes.c_char_p\n'
+           'print("flags:", (getenv(b"XLA_FLAGS") or b"").decode())\n')
+  env = {k: v for k, v in os.environ.items() if k != 'XLA_FLAGS'}
+  if env_flags is not None:
+    env['XLA_FLAGS'] = env_flags
+  out = subprocess.run([sys.executable, '-c', child], env=env, capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0, out.stderr
+  return [line for line in out.stdout.splitlines() if line.startswith('flags:')][-1][len('flags: '):]
+
+
+def test_cpu_client_turns_on_region_analysis_for_copy_insertion_unless_the_user_chose():
+  # Without it XLA copied every donated parameter before updating it in place.
+  assert _xla_flags_seen_by_the_plugin(None) == '--xla_cpu_copy_insertion_use_region_analysis=true'
+  assert (_xla_flags_seen_by_the_plugin('--xla_cpu_enable_fast_math=false') ==
+          '--xla_cpu_enable_fast_math=false --xla_cpu_copy_insertion_use_region_analysis=true')
+  chosen = '--xla_cpu_copy_insertion_use_region_analysis=false'
+  assert _xla_flags_seen_by_the_plugin(chosen) == chosen

@@ -14,6 +14,7 @@
 
 #include "pjrt_c_api.h"
 #include "runtime/compile_options.h"
+#include "runtime/cpu_plugin_flags.h"
 #include "runtime/host_block_cache.h"
 #include "runtime/host_memory.h"
 #include "runtime/live_api.h"
@@ -306,6 +307,7 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
   internal::PluginChoice choice = internal::ResolvePlugin(options);
   device_kind_ = choice.device_kind;
   plugin_path_ = choice.path;
+  if (device_kind_ == "CPU") internal::AddDefaultCpuXlaFlags();
   try {
     api_ = LoadPjrtPlugin(choice.path);
   } catch (const RuntimeError& error) {
