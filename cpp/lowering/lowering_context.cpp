@@ -71,6 +71,13 @@ std::string I64Array(const std::vector<int64_t>& values) {
   return s + ">";
 }
 
+std::vector<Ssa> EmitHostKernelCall(LoweringContext& ctx, std::string_view target, const std::vector<Ssa>& operands,
+                                    const std::vector<Shape>& results, const std::vector<int64_t>& config) {
+  std::string attrs = "call_target_name = \"" + std::string(target) + "\", api_version = 4 : i32";
+  if (!config.empty()) attrs += ", backend_config = {config = " + I64Array(config) + "}";
+  return ctx.EmitMulti("stablehlo.custom_call", operands, results, attrs);
+}
+
 std::string ScalarLiteral(double value, ElementType type) {
   char buf[64];
   switch (type) {

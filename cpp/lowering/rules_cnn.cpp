@@ -1,7 +1,6 @@
 // Lowering rules of the IR ops added for the CNN layers (ir/builder_cnn.h).
 #include <cmath>
 #include <limits>
-#include <string>
 
 #include "lowering/lowering_context.h"
 #include "runtime/max_pool_kernel.h"
@@ -28,22 +27,15 @@ std::vector<Ssa> LowerReduceWindowMax(LoweringContext& ctx, const Node& node, co
 }
 LoweringRule reduce_window_max_rule("xla::reduce_window_max", LowerReduceWindowMax);
 
-// xla::host_max_pool and xla::host_max_pool_backward: typed-FFI custom calls of the
-// host kernels; the node's attrs are the kernel's config.
-std::vector<Ssa> EmitKernelCall(LoweringContext& ctx, const char* target, const Node& node,
-                                const std::vector<Ssa>& operands) {
-  std::string attrs = std::string("call_target_name = \"") + target +
-                      "\", api_version = 4 : i32, backend_config = {config = " + I64Array(node.attrs().ints) + "}";
-  return ctx.EmitMulti("stablehlo.custom_call", operands, node.shapes(), attrs);
-}
-
+// xla::host_max_pool and xla::host_max_pool_backward: calls of the host kernels; the
+// node's attrs are the kernel's config.
 std::vector<Ssa> LowerHostMaxPool(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  return EmitKernelCall(ctx, runtime::kMaxPoolTarget, node, operands);
+  return EmitHostKernelCall(ctx, runtime::kMaxPoolTarget, operands, node.shapes(), node.attrs().ints);
 }
 LoweringRule host_max_pool_rule("xla::host_max_pool", LowerHostMaxPool);
 
 std::vector<Ssa> LowerHostMaxPoolBackward(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  return EmitKernelCall(ctx, runtime::kMaxPoolBackwardTarget, node, operands);
+  return EmitHostKernelCall(ctx, runtime::kMaxPoolBackwardTarget, operands, node.shapes(), node.attrs().ints);
 }
 LoweringRule host_max_pool_backward_rule("xla::host_max_pool_backward", LowerHostMaxPoolBackward);
 

@@ -33,11 +33,9 @@ std::vector<Ssa> LowerConvolution(LoweringContext& ctx, const Node& node, const 
 }
 LoweringRule convolution_rule("stablehlo.convolution", LowerConvolution);
 
-// A typed-FFI custom call; the node's attrs are the kernel's config.
+// A call of the host kernel; the node's attrs are the kernel's config.
 std::vector<Ssa> LowerHostConvolution(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  std::string attrs = std::string("call_target_name = \"") + kHostConvolutionTarget +
-                      "\", api_version = 4 : i32, backend_config = {config = " + I64Array(node.attrs().ints) + "}";
-  return {ctx.Emit("stablehlo.custom_call", operands, node.shape(), attrs)};
+  return EmitHostKernelCall(ctx, kHostConvolutionTarget, operands, node.shapes(), node.attrs().ints);
 }
 LoweringRule host_convolution_rule("xla::host_convolution", LowerHostConvolution);
 

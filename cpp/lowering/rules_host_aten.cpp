@@ -1,6 +1,5 @@
 // Lowering of ir::HostAtenCall: a typed-FFI custom call of the host kernel that runs one
 // of PyTorch's CPU kernels; the node's attrs are the kernel's config.
-#include <string>
 
 #include "lowering/host_kernel_targets.h"
 #include "lowering/lowering_context.h"
@@ -9,9 +8,7 @@ namespace torch_xla::lowering {
 namespace {
 
 std::vector<Ssa> LowerHostAten(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  std::string attrs = std::string("call_target_name = \"") + kHostAtenTarget +
-                      "\", api_version = 4 : i32, backend_config = {config = " + I64Array(node.attrs().ints) + "}";
-  return ctx.EmitMulti("stablehlo.custom_call", operands, node.shapes(), attrs);
+  return EmitHostKernelCall(ctx, kHostAtenTarget, operands, node.shapes(), node.attrs().ints);
 }
 LoweringRule host_aten_rule("xla::host_aten", LowerHostAten);
 

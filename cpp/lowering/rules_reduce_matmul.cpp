@@ -88,13 +88,6 @@ Ssa EmitReduce(LoweringContext& ctx, ReduceKind kind, Ssa input, const std::vect
   return ctx.EmitWithRegion("stablehlo.reduce", {input, init}, {result}, region, "dimensions = " + I64Array(dims))[0];
 }
 
-// A sum host kernel on the matrix `operand` (the column-sum or row-sum kernel), giving
-// `result`.
-Ssa EmitSumKernel(LoweringContext& ctx, const char* target, Ssa operand, const Shape& result) {
-  std::string attrs = std::string("call_target_name = \"") + target + "\", api_version = 4 : i32";
-  return ctx.Emit("stablehlo.custom_call", {operand}, result, attrs);
-}
-
 // XLA's CPU backend computes each output of a reduction as one serial chain of adds, at
 // the latency of an add (about 0.45 ns an element here). A float sum whose trailing
 // dimensions are all reduced, over at least kMinRowSumLength elements per row, is
@@ -134,7 +127,7 @@ std::optional<Ssa> SumByRows(LoweringContext& ctx, Ssa input, const std::vector<
   Ssa matrix = ctx.Emit("stablehlo.reshape", {input}, Shape(result.type, {rows, row}));
   Ssa row_sums;
   if (runtime::RowSumKernelAvailable()) {
-    row_sums = EmitSumKernel(ctx, runtime::kRowSumTarget, matrix, Shape(result.type, {rows}));
+    row_sums = EmitHostKernelCall(ctx, runtime::kRowSumTarget, {matrix}, {Shape(result.type, {rows})})[0];
   } else {
     // XLA fuses the computation of a matrix-vector product's matrix into the product,
     // which then runs as plain loops again (one serial chain per row); through the
@@ -176,7 +169,7 @@ std::optional<Ssa> SumOverLeadingDims(LoweringContext& ctx, Ssa input, const std
       !runtime::ColumnSumKernelAvailable())
     return std::nullopt;
   Ssa matrix = ctx.Emit("stablehlo.reshape", {input}, Shape(result.type, {rows, columns}));
-  Ssa sums = EmitSumKernel(ctx, runtime::kColumnSumTarget, matrix, Shape(result.type, {columns}));
+  Ssa sums = EmitHostKernelCall(ctx, runtime::kColumnSumTarget, {matrix}, {Shape(result.type, {columns})})[0];
   return ctx.Emit("stablehlo.reshape", {sums}, result);
 }
 
