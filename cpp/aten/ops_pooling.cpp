@@ -509,15 +509,15 @@ at::Tensor MaxPoolWithIndicesBackward(const char* op, const at::Tensor& grad_out
   CheckPoolGrad(op, grad_output, self, od, &indices);
   int device = CommonDevice({&grad_output, &self, &indices}, op);
   ElementType type = ElementTypeOf(self.scalar_type());
-  ElementType acc = AccumulationType(type);
-  Value dy = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), acc);
   Value idx = GetXlaTensor(indices, op)->GetIrValue();
-  std::vector<int64_t> kernel = KernelSizes(g);
-  int64_t offsets = Product(kernel);
   if (ir::HostMaxPoolAvailable(type)) {
     Value grad = GetXlaTensor(grad_output, op)->GetIrValue();
     return AtenFromIr(Checked(op, [&] { return ir::HostMaxPoolBackward(grad, idx, self.sizes().vec(), n); }), device);
   }
+  ElementType acc = AccumulationType(type);
+  Value dy = ir::Convert(GetXlaTensor(grad_output, op)->GetIrValue(), acc);
+  std::vector<int64_t> kernel = KernelSizes(g);
+  int64_t offsets = Product(kernel);
   return AtenFromIr(Checked(op, [&] {
                       // Read once per window position: computed once (XLA would fuse the
                       // gradient's computation, batch norm's backward say, into each).
