@@ -682,13 +682,27 @@ void Client::CheckMemoryFor(const Executable& executable, const std::vector<int>
   if (per_replica <= 0) return;
   // The CPU device's replicas share the host's memory; other devices have their own.
   const int64_t needed = device_kind_ == "CPU" ? per_replica * static_cast<int64_t>(devices.size()) : per_replica;
-  MemoryInfo info = GetMemoryInfo(devices[0]);
-  if (info.bytes_limit <= 0 || needed < info.bytes_limit / kUncheckedShare) return;
+  const int64_t limit = MemoryLimit(devices[0]);
+  if (limit <= 0 || needed < limit / kUncheckedShare) return;
+  const MemoryInfo info = GetMemoryInfo(devices[0]);
   const int64_t free = info.bytes_limit - info.bytes_in_use;
   if (needed <= free) return;
   throw RuntimeError("Out of memory: the computation needs " + std::to_string(needed) + " bytes on the " +
                      device_kind_ + " device (its results and temporaries), " + std::to_string(free) +
                      " of its " + std::to_string(info.bytes_limit) + " bytes are free");
+}
+
+int64_t Client::MemoryLimit(int device_index) {
+  {
+    std::lock_guard<std::mutex> lock(memory_limits_mutex_);
+    if (static_cast<std::size_t>(device_index) < memory_limits_.size() && memory_limits_[device_index] >= 0)
+      return memory_limits_[device_index];
+  }
+  const int64_t limit = std::max<int64_t>(GetMemoryInfo(device_index).bytes_limit, 0);
+  std::lock_guard<std::mutex> lock(memory_limits_mutex_);
+  if (memory_limits_.size() <= static_cast<std::size_t>(device_index)) memory_limits_.resize(device_index + 1, -1);
+  memory_limits_[device_index] = limit;
+  return limit;
 }
 
 // ---- queries and synchronisation -------------------------------------------------------

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -185,6 +186,9 @@ class Client {
   // Throws RuntimeError when an execution of `executable` on `devices` would allocate
   // more than their free memory.
   void CheckMemoryFor(const Executable& executable, const std::vector<int>& devices);
+  // A device's memory limit (GetMemoryInfo's bytes_limit, 0 where unknown), read once:
+  // the statistics cost a read of /proc/meminfo on the CPU device, and every launch asks.
+  int64_t MemoryLimit(int device_index);
 
   const PJRT_Api* api_ = nullptr;
   PJRT_Client* client_ = nullptr;
@@ -197,6 +201,8 @@ class Client {
   std::string plugin_identity_;
   struct Pending;  // completion events of enqueued executions, for WaitAll
   std::unique_ptr<Pending> pending_;
+  std::mutex memory_limits_mutex_;
+  std::vector<int64_t> memory_limits_;  // per device index; -1: not read yet
 };
 
 }  // namespace torch_xla::runtime
