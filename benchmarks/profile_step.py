@@ -1,7 +1,10 @@
 """Where the time of a bench_models.py row's XLA step goes: Linux perf samples the
 process while it runs steps back to back (each waited for), with XLA's JIT-compiled
 fusions named through benchmarks/jit_symbols.py and oneDNN's JIT kernels through its
-perf map; prints the share of each fusion/kernel and a summary by kind.
+perf map; prints the share of each fusion/kernel, a summary by kind and by thread, and
+how many threads ran at once (the wall-clock time a step that the cores were not all
+busy, and which thread ran alone then). Figures are per step, from the whole steps
+that ran while perf sampled; sampling itself slows the XLA step by 10-20%.
 
   python benchmarks/profile_step.py ROW [--seconds 5] [--top 30] [--eager]
 
@@ -24,11 +27,13 @@ sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
 
 KINDS = [  # (kind, substrings of a symbol or its object), first match wins
-    ('matmul (oneDNN/MKL)', ('gemm_f32', 'sgemm', 'mkl_blas', 'dnnl', 'brgemm')),
+    ('matmul (oneDNN/MKL)', ('gemm_f32', 'sgemm', 'mkl_blas', 'brgemm')),
     ('matmul (Eigen)', ('Eigen::internal::gemm', 'gebp', 'TensorContraction')),
-    ('host convolution (oneDNN)', ('jit_avx512_common_conv', 'jit_uni', 'conv')),
-    ('XLA fusion/kernel (JIT)', ('fusion', 'wrapped_', 'loop_', 'input_', 'copy', 'transpose', 'reduce',
-                                 'concatenate', 'slice', 'dynamic', 'select', 'gather', 'scatter', 'pad')),
+    ('oneDNN convolution, reorder, RNN', ('jit_avx512_common_conv', 'jit_uni', 'dnnl')),
+    ('XLA fusion/kernel, other JIT code', ('[JIT]',)),  # oneDNN's JIT kernels are matched above
+    ('torch_xla (host kernels, tracing)', ('libtorch_xla_core.so', '_XLAC')),
+    ('PyTorch (kernels of host calls, dispatch)', ('libtorch_cpu.so', 'libc10.so', 'libtorch_python.so')),
+    ('XLA runtime', ('xla_cpu_pjrt.so',)),
     ('python', ('libpython',)),
     ('malloc/memcpy (libc)', ('libc.so',)),
     ('kernel', ('[kernel', '[k]')),
@@ -40,6 +45,53 @@ def kind_of(line):
     if any(k in line for k in keys):
       return kind
   return 'other'
+
+
+def parse_script(script):
+  """(time, tid, thread name) of each sample in `perf script -F comm,tid,time` output, by time."""
+  samples = []
+  for line in script.splitlines():
+    fields = line.split()
+    if len(fields) < 3:
+      continue
+    try:
+      samples.append((float(fields[-1].rstrip(':')), int(fields[-2]), ' '.join(fields[:-2])))
+    except ValueError:
+      continue
+  return sorted(samples)
+
+
+def print_overlap(samples, window, main_tid, steps):
+  """How many threads ran at once, in wall-clock ms a step: the steps' time split into
+  sampling periods (1/1999 s), each counted by the threads sampled in it. On a machine
+  with N cores a step that keeps them busy spends its time with N threads running; time
+  with fewer is what the cores lost (tracing before the graph, a kernel's part that
+  finished before the others, a thread waking late). Approximate: each thread's samples
+  come from its own timer, so a period may count a thread that ran only part of it.
+  Threads are named as the system knows them: tf_XLAEigen are XLA's compute threads,
+  pt_autograd_0 runs the backward pass, and other python3 threads are the plugin's
+  unnamed ones (its execution launcher among them)."""
+  if not samples:
+    return
+  start = window[0]
+  periods = {}
+  for t, tid, name in samples:
+    label = 'main thread' if tid == main_tid else name
+    periods.setdefault(int((t - start) * 1999), set()).add((tid, label))
+  total_periods = int((window[1] - start) * 1999) + 1
+  by_count = {0: total_periods - len(periods)}
+  alone = {}  # label -> periods in which that thread ran alone
+  for threads in periods.values():
+    by_count[len(threads)] = by_count.get(len(threads), 0) + 1
+    if len(threads) == 1:
+      label = next(iter(threads))[1]
+      alone[label] = alone.get(label, 0) + 1
+  ms = lambda n: n / 1999 * 1e3 / steps
+  print('threads running at once (wall-clock ms a step; {} cores):'.format(os.cpu_count()))
+  for count in sorted(by_count):
+    print('  {:7.2f}  {}'.format(ms(by_count[count]), {0: 'none', 1: 'one'}.get(count, str(count))))
+  for label, n in sorted(alone.items(), key=lambda kv: -kv[1]):
+    print('  {:7.2f}    one: {}'.format(ms(n), label))
 
 
 def main():
@@ -71,18 +123,31 @@ def main():
   if not args.eager:
     jit_symbols.write_perf_map()
   data = '/tmp/profile_step.{}.data'.format(os.getpid())
-  perf = subprocess.Popen(['perf', 'record', '-F', '1999', '-p', str(os.getpid()), '-o', data, '--', 'sleep',
-                           str(args.seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-  time.sleep(0.3)
-  steps, start = 0, time.perf_counter()
+  # Samples carry CLOCK_MONOTONIC times, the clock of time.monotonic(): the figures a step
+  # come from the whole steps that ran inside the sampled window, and the samples taken
+  # during them (perf attaching, and writing its data after, overlap other steps).
+  perf = subprocess.Popen(['perf', 'record', '-k', 'CLOCK_MONOTONIC', '-F', '1999', '-p', str(os.getpid()), '-o', data,
+                           '--', 'sleep', str(args.seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  ends = [time.monotonic()]  # the start of the first step, then the end of each
   while perf.poll() is None:
     step()
     wait()
-    steps += 1
-  print('{} steps, {:.1f} ms a step while sampled'.format(steps, (time.perf_counter() - start) / steps * 1e3))
-  report = subprocess.run(['perf', 'report', '-i', data, '--no-children', '--sort', 'dso,sym', '-g', 'none', '-n'],
-                          capture_output=True, text=True).stdout
-  threads = subprocess.run(['perf', 'report', '-i', data, '--no-children', '--sort', 'pid', '-g', 'none', '-n'],
+    ends.append(time.monotonic())
+  script = subprocess.run(['perf', 'script', '-i', data, '-F', 'comm,tid,time'], capture_output=True,
+                          text=True).stdout
+  samples = parse_script(script)
+  if not samples:
+    raise SystemExit('perf recorded no samples (perf_event_paranoid, or perf missing?)')
+  inside = [t for t in ends if samples[0][0] <= t <= samples[-1][0]]
+  if len(inside) < 2:
+    raise SystemExit('no whole step inside the sampled window: raise --seconds')
+  window = (inside[0], inside[-1])
+  steps = len(inside) - 1
+  print('{} steps, {:.1f} ms a step while sampled'.format(steps, (window[1] - window[0]) / steps * 1e3))
+  span = '--time={:.6f},{:.6f}'.format(*window)
+  report = subprocess.run(['perf', 'report', '-i', data, span, '--no-children', '--sort', 'dso,sym', '-g', 'none',
+                           '-n'], capture_output=True, text=True).stdout
+  threads = subprocess.run(['perf', 'report', '-i', data, span, '--no-children', '--sort', 'pid', '-g', 'none', '-n'],
                            capture_output=True, text=True).stdout
   os.remove(data)
   rows = []  # (samples, symbol)
@@ -106,6 +171,7 @@ def main():
     if line.strip() and not line.startswith('#'):
       fields = line.split('%', 1)[1].split(None, 1)
       print('  {:7.2f}  {}'.format(per_step(int(fields[0])), fields[1].strip()))
+  print_overlap([x for x in samples if window[0] <= x[0] <= window[1]], window, os.getpid(), steps)
   print('top symbols:')
   for n, what in rows[:args.top]:
     print('  {:7.2f}  {:5.1f}%  {}'.format(per_step(n), 100 * n / total, ' '.join(what.split())[:130]))
