@@ -1,5 +1,7 @@
 """Tracing cost per op: the time to record one op on an XLA tensor (no execution),
-against the eager time of the same op on a 1-element CPU tensor.
+against the eager time of the same op on a 1-element CPU tensor; and the fixed cost of
+a step: one traced op, `mark_step` and waiting for the graph (cached), against the same
+op in eager.
 
   python benchmarks/bench_tracing.py
 """
@@ -47,7 +49,27 @@ def main():
     traced = per_op(fn, xla, 1, calls, True)
     rows.append({'bench': 'tracing', 'op': name, 'eager_us': eager * 1e6, 'xla_trace_us': traced * 1e6,
                  'ratio': traced / eager})
+  rows.append(one_op_step(device))
   report(rows)
+
+
+def one_op_step(device):
+  """y = x + 1 on 4 elements, then mark_step and wait: the launch, the memory check and
+  the synchronization every step pays, whatever its graph."""
+  cpu, x = torch.ones(4), torch.ones(4, device=device)
+  xm.mark_step()
+
+  def xla_step(_):
+    y = x + 1  # noqa: F841 (a fresh result each step, as a loss is)
+    xm.mark_step()
+    xm.wait_device_ops()
+
+  calls = 2000
+  xla_step(None)  # compiles
+  eager = per_op(lambda t: t + 1, cpu, 1, calls, False)
+  step = per_op(xla_step, None, 1, calls, False)
+  return {'bench': 'one-op step', 'op': 'x + 1, mark_step, wait', 'eager_us': eager * 1e6, 'xla_trace_us': step * 1e6,
+          'ratio': step / eager}
 
 
 if __name__ == '__main__':
