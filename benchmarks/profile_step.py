@@ -48,20 +48,20 @@ def kind_of(line):
 
 
 def parse_script(script):
-  """(time, tid, thread name) of each sample in `perf script -F comm,tid,time` output, by time."""
+  """(time, tid, thread name, symbol) of each sample in `perf script -F comm,tid,time,ip,sym`
+  output, by time."""
   samples = []
   for line in script.splitlines():
     fields = line.split()
-    if len(fields) < 3:
+    at = next((i for i, f in enumerate(fields) if f.endswith(':') and f[:-1].replace('.', '', 1).isdigit()), None)
+    if at is None or at < 2 or not fields[at - 1].isdigit():
       continue
-    try:
-      samples.append((float(fields[-1].rstrip(':')), int(fields[-2]), ' '.join(fields[:-2])))
-    except ValueError:
-      continue
+    samples.append((float(fields[at][:-1]), int(fields[at - 1]), ' '.join(fields[:at - 1]),
+                    ' '.join(fields[at + 2:]) or '[unknown]'))
   return sorted(samples)
 
 
-def print_overlap(samples, window, main_tid, steps):
+def print_overlap(samples, window, main_tid, steps, top):
   """How many threads ran at once, in wall-clock ms a step: the steps' time split into
   sampling periods (1/1999 s), each counted by the threads sampled in it. On a machine
   with N cores a step that keeps them busy spends its time with N threads running; time
@@ -75,23 +75,32 @@ def print_overlap(samples, window, main_tid, steps):
     return
   start = window[0]
   periods = {}
-  for t, tid, name in samples:
+  symbols = {}  # period -> symbols sampled in it
+  for t, tid, name, symbol in samples:
     label = 'main thread' if tid == main_tid else name
-    periods.setdefault(int((t - start) * 1999), set()).add((tid, label))
+    period = int((t - start) * 1999)
+    periods.setdefault(period, set()).add((tid, label))
+    symbols.setdefault(period, []).append(symbol)
   total_periods = int((window[1] - start) * 1999) + 1
   by_count = {0: total_periods - len(periods)}
   alone = {}  # label -> periods in which that thread ran alone
-  for threads in periods.values():
+  alone_code = {}  # symbol -> samples of it in those periods
+  for period, threads in periods.items():
     by_count[len(threads)] = by_count.get(len(threads), 0) + 1
     if len(threads) == 1:
       label = next(iter(threads))[1]
       alone[label] = alone.get(label, 0) + 1
+      for symbol in symbols[period]:
+        alone_code[symbol] = alone_code.get(symbol, 0) + 1 / len(symbols[period])
   ms = lambda n: n / 1999 * 1e3 / steps
   print('threads running at once (wall-clock ms a step; {} cores):'.format(os.cpu_count()))
   for count in sorted(by_count):
     print('  {:7.2f}  {}'.format(ms(by_count[count]), {0: 'none', 1: 'one'}.get(count, str(count))))
   for label, n in sorted(alone.items(), key=lambda kv: -kv[1]):
     print('  {:7.2f}    one: {}'.format(ms(n), label))
+  print('what ran alone (wall-clock ms a step):')
+  for symbol, n in sorted(alone_code.items(), key=lambda kv: -kv[1])[:top]:
+    print('  {:7.2f}  {}'.format(ms(n), symbol[:120]))
 
 
 def main():
@@ -133,7 +142,7 @@ def main():
     step()
     wait()
     ends.append(time.monotonic())
-  script = subprocess.run(['perf', 'script', '-i', data, '-F', 'comm,tid,time'], capture_output=True,
+  script = subprocess.run(['perf', 'script', '-i', data, '-F', 'comm,tid,time,ip,sym'], capture_output=True,
                           text=True).stdout
   samples = parse_script(script)
   if not samples:
@@ -171,7 +180,7 @@ def main():
     if line.strip() and not line.startswith('#'):
       fields = line.split('%', 1)[1].split(None, 1)
       print('  {:7.2f}  {}'.format(per_step(int(fields[0])), fields[1].strip()))
-  print_overlap([x for x in samples if window[0] <= x[0] <= window[1]], window, os.getpid(), steps)
+  print_overlap([x for x in samples if window[0] <= x[0] <= window[1]], window, os.getpid(), steps, args.top)
   print('top symbols:')
   for n, what in rows[:args.top]:
     print('  {:7.2f}  {:5.1f}%  {}'.format(per_step(n), 100 * n / total, ' '.join(what.split())[:130]))
