@@ -141,6 +141,34 @@ def test_weight_dominated_convolutions_split_by_channels(mode, case):
 
 
 @pytest.mark.parametrize('mode', ['auto'], indirect=True)
+def test_large_weight_gradients_split_into_parts_of_at_most_1_25_mb(mode):
+    # A 301 x 512 x 3 x 3 float32 weight is 5.5 MB: its gradient takes 5 parts by size,
+    # rounded up to a multiple of the compute threads, the 301 rows unevenly among them;
+    # a forward takes one part per thread.
+    torch.manual_seed(6)
+    x, w, b = torch.randn(2, 512, 2, 2), torch.randn(301, 512, 3, 3), torch.randn(301)
+    conv = lambda x, w, b: F.conv2d(x, w, b, padding=1)
+    assert check_against_eager(conv, x, w, b, torch.float32, 1e-4) == 3
+
+    def parts_of(fn):
+        before = met.counter_value('HostConvolutionChannelParts') or 0
+        result = fn()
+        xm.mark_step()
+        return (met.counter_value('HostConvolutionChannelParts') or 0) - before, result
+
+    xd, wd = x.to(dev), w.to(dev)
+    threads, _ = parts_of(lambda: F.conv2d(xd, wd, padding=1))
+    dy = torch.randn(2, 301, 2, 2)
+    grad_parts, grad = parts_of(lambda: torch.ops.aten.convolution_backward(
+        dy.to(dev), xd, wd, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [False, True, False])[1])
+    assert threads >= 2
+    assert grad_parts == -(-5 // threads) * threads
+    expected = torch.ops.aten.convolution_backward(dy, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+                                                   [False, True, False])[1]
+    torch.testing.assert_close(grad.cpu(), expected, rtol=1e-4, atol=1e-4 * expected.abs().max().item())
+
+
+@pytest.mark.parametrize('mode', ['auto'], indirect=True)
 def test_activation_dominated_and_grouped_convolutions_split_by_batch(mode):
     torch.manual_seed(5)
     before = channel_splits()

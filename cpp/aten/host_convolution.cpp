@@ -80,6 +80,14 @@ void CheckSize(const at::Tensor& r, const at::Tensor& out) {
 // Output channels a part takes at least where the call splits by channels.
 constexpr int64_t kMinChannelsPerPart = 16;
 
+// The most bytes of a weight gradient's rows one part computes where the call splits by
+// channels: a larger gradient takes more parts (a multiple of the threads, which claim
+// them as they free up). oneDNN's weight-gradient kernel slows down as a part's rows
+// outgrow the caches: ResNet-18's 512x512x3x3 gradient (9.4 MB, batch 16 on 2x2, with
+// its forward) took 4.55 ms in 2 parts of 4.7 MB, 3.90 in 4, 3.69 in 6, 3.20 in 8 (1.2 MB)
+// and 3.40 in 12; the 256x256x3x3 one (2.4 MB) 1.65 ms in 2 parts, 1.75 in 8.
+constexpr int64_t kMaxGradWeightPartBytes = int64_t{5} << 18;  // 1.25 MB
+
 // Whether the call splits by output channels rather than by batch: where the weight
 // has at least as many elements as the input. Each part of a batch split reads (and
 // oneDNN reorders into its blocked layout) the whole weight, and each part of a weight
@@ -101,12 +109,21 @@ bool SplitsByChannels(const ConvolutionConfig& c, const at::Tensor& a, const at:
 
 // Output channels [begin, end) of each part: the forward's output channels and the
 // weight gradient's rows are the part's own; the input gradient is the sum over the
-// parts of each one's channels' contribution.
+// parts of each one's channels' contribution. One part per thread, and more for a large
+// weight gradient (kMaxGradWeightPartBytes); counter HostConvolutionChannelParts.
 void RunByChannels(const runtime::HostKernelCall& call, const ConvolutionConfig& c, const at::Tensor& a,
                    const at::Tensor& b, const at::Tensor& out) {
   const bool forward = c.what == ir::HostConvolutionResult::kForward;
   const int64_t channels = forward || c.what == ir::HostConvolutionResult::kGradInput ? b.size(0) : out.size(0);
-  const int64_t parts = std::min(call.parallel.thread_count(), channels / kMinChannelsPerPart);
+  const int64_t threads = call.parallel.thread_count();
+  int64_t parts = threads;
+  if (c.what == ir::HostConvolutionResult::kGradWeight) {
+    const int64_t by_size = (static_cast<int64_t>(out.nbytes()) + kMaxGradWeightPartBytes - 1) / kMaxGradWeightPartBytes;
+    parts = std::max(parts, (by_size + threads - 1) / threads * threads);
+  }
+  parts = std::min(parts, channels / kMinChannelsPerPart);
+  static metrics::Counter* part_count = metrics::GetCounter("HostConvolutionChannelParts");
+  part_count->Add(parts);
   std::vector<at::Tensor> partial_input_grads(c.what == ir::HostConvolutionResult::kGradInput ? parts : 0);
   call.parallel.For(parts, [&](int64_t part) {
     c10::InferenceMode guard;
