@@ -417,9 +417,14 @@ def replica(index, waits):
   device = xm.xla_device()
   x = torch.ones(3, device=device)
   xm.mark_step()
+  # Compiles the collective's graph on both replicas first: replica 1 then reaches the
+  # measured collective at once instead of after a compile, which on a loaded machine
+  # took most of the skew below.
+  xm.all_reduce(xm.REDUCE_SUM, x)
+  xm.mark_step()
+  xm.wait_device_ops()
   if index == 0:  # a graph of its own, launched asynchronously, still running below
-    # (about 5 s alone; replica 1 must still wait more than 1 s when a loaded machine
-    # slows it on its way to the collective)
+    # (about 5 s alone; replica 1 must still wait more than 1 s)
     a = torch.randn(2048, 2048, device=device)
     for _ in range(64):
       a = (a @ a).tanh()
