@@ -26,6 +26,9 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
 
+# perf's sampling rate, per thread that runs (an odd rate, off the beat of periodic work).
+HZ = 1999
+
 KINDS = [  # (kind, substrings of a symbol or its object), first match wins
     ('matmul (oneDNN/MKL)', ('gemm_f32', 'sgemm', 'mkl_blas', 'brgemm')),
     ('matmul (Eigen)', ('Eigen::internal::gemm', 'gebp', 'TensorContraction')),
@@ -63,7 +66,7 @@ def parse_script(script):
 
 def print_overlap(samples, window, main_tid, steps, top):
   """How many threads ran at once, in wall-clock ms a step: the steps' time split into
-  sampling periods (1/1999 s), each counted by the threads sampled in it. On a machine
+  sampling periods (1/HZ s), each counted by the threads sampled in it. On a machine
   with N cores a step that keeps them busy spends its time with N threads running; time
   with fewer is what the cores lost (tracing before the graph, a kernel's part that
   finished before the others, a thread waking late). Approximate: each thread's samples
@@ -78,10 +81,10 @@ def print_overlap(samples, window, main_tid, steps, top):
   symbols = {}  # period -> symbols sampled in it
   for t, tid, name, symbol in samples:
     label = 'main thread' if tid == main_tid else name
-    period = int((t - start) * 1999)
+    period = int((t - start) * HZ)
     periods.setdefault(period, set()).add((tid, label))
     symbols.setdefault(period, []).append(symbol)
-  total_periods = int((window[1] - start) * 1999) + 1
+  total_periods = int((window[1] - start) * HZ) + 1
   by_count = {0: total_periods - len(periods)}
   alone = {}  # label -> periods in which that thread ran alone
   alone_code = {}  # symbol -> samples of it in those periods
@@ -92,7 +95,7 @@ def print_overlap(samples, window, main_tid, steps, top):
       alone[label] = alone.get(label, 0) + 1
       for symbol in symbols[period]:
         alone_code[symbol] = alone_code.get(symbol, 0) + 1 / len(symbols[period])
-  ms = lambda n: n / 1999 * 1e3 / steps
+  ms = lambda n: n / HZ * 1e3 / steps
   print('threads running at once (wall-clock ms a step; {} cores):'.format(os.cpu_count()))
   for count in sorted(by_count):
     print('  {:7.2f}  {}'.format(ms(by_count[count]), {0: 'none', 1: 'one'}.get(count, str(count))))
@@ -135,7 +138,7 @@ def main():
   # Samples carry CLOCK_MONOTONIC times, the clock of time.monotonic(): the figures a step
   # come from the whole steps that ran inside the sampled window, and the samples taken
   # during them (perf attaching, and writing its data after, overlap other steps).
-  perf = subprocess.Popen(['perf', 'record', '-k', 'CLOCK_MONOTONIC', '-F', '1999', '-p', str(os.getpid()), '-o', data,
+  perf = subprocess.Popen(['perf', 'record', '-k', 'CLOCK_MONOTONIC', '-F', str(HZ), '-p', str(os.getpid()), '-o', data,
                            '--', 'sleep', str(args.seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   ends = [time.monotonic()]  # the start of the first step, then the end of each
   while perf.poll() is None:
@@ -156,8 +159,6 @@ def main():
   span = '--time={:.6f},{:.6f}'.format(*window)
   report = subprocess.run(['perf', 'report', '-i', data, span, '--no-children', '--sort', 'dso,sym', '-g', 'none',
                            '-n'], capture_output=True, text=True).stdout
-  threads = subprocess.run(['perf', 'report', '-i', data, span, '--no-children', '--sort', 'pid', '-g', 'none', '-n'],
-                           capture_output=True, text=True).stdout
   os.remove(data)
   rows = []  # (samples, symbol)
   for line in report.splitlines():
@@ -165,8 +166,8 @@ def main():
       continue
     fields = line.split('%', 1)[1].split(None, 1)
     rows.append((int(fields[0]), fields[1].strip()))
-  # Samples are taken at 1999 Hz on every thread that runs: core-ms a step.
-  per_step = lambda samples: samples / 1999 * 1e3 / steps
+  # Samples are taken at HZ on every thread that runs: core-ms a step.
+  per_step = lambda samples: samples / HZ * 1e3 / steps
   total = sum(n for n, _ in rows)
   by_kind = {}
   for n, what in rows:
@@ -175,12 +176,14 @@ def main():
   print('by kind (core-ms a step, share):')
   for kind, n in sorted(by_kind.items(), key=lambda kv: -kv[1]):
     print('  {:7.2f}  {:5.1f}%  {}'.format(per_step(n), 100 * n / total, kind))
+  in_window = [x for x in samples if window[0] <= x[0] <= window[1]]
+  by_thread = {}
+  for _, tid, name, _ in in_window:
+    by_thread[(tid, name)] = by_thread.get((tid, name), 0) + 1
   print('by thread (core-ms a step):')
-  for line in threads.splitlines():
-    if line.strip() and not line.startswith('#'):
-      fields = line.split('%', 1)[1].split(None, 1)
-      print('  {:7.2f}  {}'.format(per_step(int(fields[0])), fields[1].strip()))
-  print_overlap([x for x in samples if window[0] <= x[0] <= window[1]], window, os.getpid(), steps, args.top)
+  for (tid, name), n in sorted(by_thread.items(), key=lambda kv: -kv[1]):
+    print('  {:7.2f}  {}:{}'.format(per_step(n), tid, name))
+  print_overlap(in_window, window, os.getpid(), steps, args.top)
   print('top symbols:')
   for n, what in rows[:args.top]:
     print('  {:7.2f}  {:5.1f}%  {}'.format(per_step(n), 100 * n / total, ' '.join(what.split())[:130]))
