@@ -30,6 +30,38 @@ def test_in_place_updates_donate_their_old_buffers():
   torch.testing.assert_close(m.cpu(), m_cpu)
 
 
+def test_updates_take_the_buffers_they_update_not_a_gradient_of_the_same_shape():
+  # The step's results include each weight's gradient (same shape as the weight, and
+  # traced before the update): the weight's old buffer must go to the weight's update
+  # and the momentum's to the momentum's, else XLA copies around the mismatch.
+  torch.manual_seed(0)
+  model = torch.nn.Linear(6, 4)
+  ref = torch.nn.Linear(6, 4)
+  ref.load_state_dict(model.state_dict())
+  model.to(DEV)
+  opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+  ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+  x = torch.randn(5, 6)
+  for step in range(3):
+    before = donated(), met.counter_value('DonatedToUpdates') or 0
+    for mdl, o, inp in ((model, opt, x.to(DEV)), (ref, ref_opt, x)):
+      o.zero_grad()
+      mdl(inp).pow(2).sum().backward()
+      o.step()
+    xm.mark_step()
+    after = donated(), met.counter_value('DonatedToUpdates') or 0
+    # The first step creates the momentum buffers (from the gradients): only the weight
+    # and bias are updated in place; later steps update the momentum buffers too.
+    expected = 2 if step == 0 else 4
+    assert after[1] - before[1] == expected
+    assert after[0] - before[0] >= expected
+  torch.testing.assert_close(model.weight.cpu(), ref.weight, rtol=1e-5, atol=1e-6)
+  torch.testing.assert_close(model.bias.cpu(), ref.bias, rtol=1e-5, atol=1e-6)
+  for p, q in zip(model.parameters(), ref.parameters()):
+    torch.testing.assert_close(opt.state[p]['momentum_buffer'].cpu(), ref_opt.state[q]['momentum_buffer'],
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_buffer_still_held_by_a_tensor_is_not_donated():
   a = torch.full((8,), 2.0, device=DEV)
   xm.mark_step()

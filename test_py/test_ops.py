@@ -1012,6 +1012,7 @@ COUNTER_CASES = {
     '_copy_from_and_resize': (lambda: torch.ops.aten._copy_from_and_resize(_x(), torch.empty(0, device=DEV)),
                               '_copy_from_and_resize'),
     'copy': (lambda: torch.ops.aten.copy(_x(), _x() * 2), 'copy'),
+    '_propagate_xla_data': (lambda: _x().add_(1), '_propagate_xla_data'),
     'clone': (lambda: _x().clone(), 'clone'),
     'fill.Scalar': (lambda: _x().fill_(2), 'fill'),
     'fill.Tensor': (lambda: _x().fill_(torch.tensor(2.0, device=DEV)), 'fill'),

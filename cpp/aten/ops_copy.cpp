@@ -123,6 +123,15 @@ at::Tensor XLANativeFunctions::_copy_from(const at::Tensor& self, const at::Tens
   return dst;
 }
 
+// Functionalization calls this after each in-place op with the tensor's inner tensor
+// before and after the update: the new one updates the old one's buffer, which a sync
+// then lets XLA overwrite with the result (see XlaTensor::updated_buffer).
+void XLANativeFunctions::_propagate_xla_data(const at::Tensor& input, const at::Tensor& output) {
+  XLA_COUNT("_propagate_xla_data");
+  if (!IsXlaTensor(input) || !IsXlaTensor(output)) return;
+  GetXlaTensor(output, "_propagate_xla_data")->UpdatesBufferOf(*GetXlaTensor(input, "_propagate_xla_data"));
+}
+
 at::Tensor XLANativeFunctions::_copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   XLA_COUNT("_copy_from_and_resize");
   if (!IsXlaTensor(dst)) {

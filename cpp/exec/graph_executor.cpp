@@ -40,6 +40,8 @@ struct PostOrderGraph {
   std::vector<int> leaf_nodes;           // per parameter: graph nodes holding its buffer
   std::vector<Value> roots;              // distinct root values
   std::vector<int> aliased_output;       // per parameter: root whose result reuses its buffer, or -1
+  std::vector<runtime::Buffer*> updated_buffers;  // per root: the buffer its tensor updates, or null
+  std::size_t donated_to_updates = 0;    // donations paired with the update of their buffer
   std::vector<const Node*> collectives;  // collective ops, in post-order
   hash_t hash = 0;                       // structure, shared parameters and output aliasing
 };
@@ -126,19 +128,37 @@ std::vector<bool> DonatableParameters(const PostOrderGraph& g) {
 
 // Pairs each donatable parameter with a result of the same shape, which XLA then writes
 // in place: a training step updates its parameters and optimizer state without
-// allocating new buffers. Returns the donated parameter indices.
+// allocating new buffers. A result pairs first with the buffer its tensor updates (an
+// in-place update such as `p.add_(...)`): any other pairing of equal shapes is valid but
+// costs copies, since XLA must then keep the old value readable until its last reader
+// (the weight's gradient written into the weight's buffer, the update into a new one).
+// The rest pair in order. Returns the donated parameter indices.
 std::vector<int64_t> AssignDonations(PostOrderGraph& g, const std::vector<bool>& donatable) {
   std::vector<int64_t> donated;
   std::vector<bool> taken(g.roots.size(), false);
+  auto pair = [&](std::size_t i, std::size_t r) {
+    taken[r] = true;
+    g.aliased_output[i] = static_cast<int>(r);
+    donated.push_back(static_cast<int64_t>(i));
+    g.hash = ir::HashCombine(g.hash, (static_cast<hash_t>(i) << 32) | r);
+  };
+  std::unordered_map<const runtime::Buffer*, std::size_t> donatable_of_buffer;
+  for (std::size_t i = 0; i < g.parameters.size(); ++i)
+    if (donatable[i] && g.parameters[i]->leaf_kind() == ir::LeafKind::kDeviceData)
+      donatable_of_buffer.emplace(g.parameters[i]->buffer().get(), i);
+  for (std::size_t r = 0; r < g.updated_buffers.size(); ++r) {
+    auto it = donatable_of_buffer.find(g.updated_buffers[r]);
+    if (!g.updated_buffers[r] || it == donatable_of_buffer.end() || g.aliased_output[it->second] >= 0) continue;
+    if (!(g.roots[r].shape() == g.parameters[it->second]->shape())) continue;
+    pair(it->second, r);
+    ++g.donated_to_updates;
+  }
   for (std::size_t i = 0; i < g.parameters.size(); ++i) {
-    if (!donatable[i]) continue;
+    if (!donatable[i] || g.aliased_output[i] >= 0) continue;
     const Node* p = g.parameters[i];
     for (std::size_t r = 0; r < g.roots.size(); ++r) {
       if (taken[r] || !(g.roots[r].shape() == p->shape())) continue;
-      taken[r] = true;
-      g.aliased_output[i] = static_cast<int>(r);
-      donated.push_back(static_cast<int64_t>(i));
-      g.hash = ir::HashCombine(g.hash, (static_cast<hash_t>(i) << 32) | r);
+      pair(i, r);
       break;
     }
   }
@@ -439,9 +459,14 @@ std::vector<runtime::Buffer*> RawPointers(const std::vector<runtime::BufferPtr>&
   return raw;
 }
 
-void CountDonations(std::size_t count) {
+// DonatedBuffers: buffers an execution overwrote with a result; DonatedToUpdates: those
+// whose result was the update of the tensor that held them (the rest took a result of
+// the same shape, which can cost XLA copies).
+void CountDonations(std::size_t count, std::size_t to_updates) {
   static metrics::Counter* donations = metrics::GetCounter("DonatedBuffers");
+  static metrics::Counter* in_place = metrics::GetCounter("DonatedToUpdates");
   if (count > 0) donations->Add(static_cast<int64_t>(count));
+  if (to_updates > 0) in_place->Add(static_cast<int64_t>(to_updates));
 }
 
 // "graph 3f2a... (120 ops, 9 inputs; collectives: all_reduce(f32[10], f32[10, 5]) -> ...)",
@@ -484,7 +509,7 @@ void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>
     metrics::ScopedTimer timer(execute_time);
     outputs = runtime::Client::Get().Execute(*exe, {args}, {device}, donated, std::move(arg_buffers));
   }
-  CountDonations(donated.size());
+  CountDonations(donated.size(), g.donated_to_updates);
   for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i]->SetBuffer(outputs[0][root_of[i]]);
 }
 
@@ -527,7 +552,7 @@ LaunchRendezvous::Ticket ArriveReplicated(Replication& replication, int device, 
       metrics::ScopedTimer timer(execute_time);
       outputs = runtime::Client::Get().Execute(*exe, args, devices, donated, std::move(held));
     }
-    CountDonations(donated.size() * parts.size());
+    CountDonations(donated.size() * parts.size(), g.donated_to_updates * parts.size());
     return outputs;
   };
   return replication.rendezvous().Arrive(replica, g.hash, DescribeGraph(g), std::move(part), launch);
@@ -543,6 +568,12 @@ std::optional<Launch> StartGraph(int device, const std::vector<XlaTensorPtr>& te
   std::vector<Value> roots = CollectRoots(tensors, &launch.root_of);
   PostOrderGraph g = BuildGraph(roots);
   g.roots = std::move(roots);
+  g.updated_buffers.assign(g.roots.size(), nullptr);
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    // Alive while a graph leaf holds it, which is the only case that can pair.
+    runtime::BufferPtr updated = tensors[i]->updated_buffer().lock();
+    if (updated && !g.updated_buffers[launch.root_of[i]]) g.updated_buffers[launch.root_of[i]] = updated.get();
+  }
   launch.replication = g.collectives.empty() ? nullptr : ReplicationOf(device);
   if (SavingGraphs()) {
     SaveGraph(g.hash, [&](const std::string& format) {

@@ -124,6 +124,7 @@ void XlaTensor::SetBuffer(runtime::BufferPtr buffer) {
     ir_ = ir::Value();
     buffer_ = std::move(buffer);
     data_leaf_ = ir::Value();
+    updated_buffer_.reset();
   }
   if (was_pending) Unregister();
 }
@@ -141,11 +142,29 @@ void XlaTensor::SetIr(ir::Value value) {
     std::lock_guard<std::mutex> lock(mu_);
     was_pending = static_cast<bool>(ir_);
     ir_ = std::move(value);
+    // An update of held data updates its buffer; a pending tensor keeps what it updates.
+    if (buffer_) updated_buffer_ = buffer_;
     buffer_.reset();
     data_leaf_ = ir::Value();
   }
   // A pending tensor is linked, unless its device's list was forgotten.
   if (!was_pending || !linked_.load(std::memory_order_relaxed)) Register();
+}
+
+std::weak_ptr<runtime::Buffer> XlaTensor::updated_buffer() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return updated_buffer_;
+}
+
+void XlaTensor::UpdatesBufferOf(const XlaTensor& source) {
+  if (&source == this) return;
+  std::weak_ptr<runtime::Buffer> updated;
+  {
+    std::lock_guard<std::mutex> lock(source.mu_);
+    updated = source.buffer_ ? std::weak_ptr<runtime::Buffer>(source.buffer_) : source.updated_buffer_;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ir_) updated_buffer_ = std::move(updated);
 }
 
 std::vector<XlaTensorPtr> PendingTensors(int device) {

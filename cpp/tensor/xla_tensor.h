@@ -38,6 +38,15 @@ class XlaTensor : public std::enable_shared_from_this<XlaTensor> {
   void SetBuffer(runtime::BufferPtr buffer);
   void SetIr(ir::Value value);
 
+  // The device buffer whose data the pending value updates: the buffer the tensor held
+  // before an in-place op made it pending, or, through functionalization (which gives
+  // an updated tensor a new inner tensor), the one `source` held or updates. A sync
+  // hands that buffer to this tensor's result when it may be donated, so that XLA
+  // writes the update in place instead of into a new buffer plus copies. Empty when
+  // the tensor updates nothing (a new value).
+  std::weak_ptr<runtime::Buffer> updated_buffer() const;
+  void UpdatesBufferOf(const XlaTensor& source);
+
  private:
   struct Constructible;
   friend std::vector<XlaTensorPtr> PendingTensors(int device);
@@ -54,6 +63,7 @@ class XlaTensor : public std::enable_shared_from_this<XlaTensor> {
   ir::Value ir_;                   // pending computation
   runtime::BufferPtr buffer_;      // materialized data
   mutable ir::Value data_leaf_;    // cached device-data leaf of buffer_
+  std::weak_ptr<runtime::Buffer> updated_buffer_;  // see updated_buffer(); only while pending
   XlaTensor* pending_prev_ = nullptr;  // links in the pending list (guarded by its mutex)
   XlaTensor* pending_next_ = nullptr;
   // Whether the tensor is in its device's pending list; changed under the list's mutex,
