@@ -30,25 +30,35 @@ def test_in_place_updates_donate_their_old_buffers():
   torch.testing.assert_close(m.cpu(), m_cpu)
 
 
+def _linear_on_device_and_cpu(features, outputs):
+  """A Linear layer on the device and an equal one on the CPU, each with SGD and momentum."""
+  torch.manual_seed(0)
+  model = torch.nn.Linear(features, outputs)
+  ref = torch.nn.Linear(features, outputs)
+  ref.load_state_dict(model.state_dict())
+  model.to(DEV)
+  return ((model, torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)),
+          (ref, torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)))
+
+
+def _train_step(device_and_cpu, x):
+  for (model, opt), inp in zip(device_and_cpu, (x.to(DEV), x)):
+    opt.zero_grad()
+    model(inp).pow(2).sum().backward()
+    opt.step()
+  xm.mark_step()
+
+
 def test_updates_take_the_buffers_they_update_not_a_gradient_of_the_same_shape():
   # The step's results include each weight's gradient (same shape as the weight, and
   # traced before the update): the weight's old buffer must go to the weight's update
   # and the momentum's to the momentum's, else XLA copies around the mismatch.
-  torch.manual_seed(0)
-  model = torch.nn.Linear(6, 4)
-  ref = torch.nn.Linear(6, 4)
-  ref.load_state_dict(model.state_dict())
-  model.to(DEV)
-  opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-  ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+  pair = _linear_on_device_and_cpu(6, 4)
+  (model, opt), (ref, ref_opt) = pair
   x = torch.randn(5, 6)
   for step in range(3):
     before = donated(), met.counter_value('DonatedToUpdates') or 0
-    for mdl, o, inp in ((model, opt, x.to(DEV)), (ref, ref_opt, x)):
-      o.zero_grad()
-      mdl(inp).pow(2).sum().backward()
-      o.step()
-    xm.mark_step()
+    _train_step(pair, x)
     after = donated(), met.counter_value('DonatedToUpdates') or 0
     # The first step creates the momentum buffers (from the gradients): only the weight
     # and bias are updated in place; later steps update the momentum buffers too.
@@ -97,21 +107,12 @@ def test_partial_sync_does_not_donate():
 
 
 def test_training_with_and_without_donation_agree_over_steps():
-  torch.manual_seed(0)
-  model = torch.nn.Linear(5, 3)
-  ref = torch.nn.Linear(5, 3)
-  ref.load_state_dict(model.state_dict())
-  model.to(DEV)
-  opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-  ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+  pair = _linear_on_device_and_cpu(5, 3)
+  (model, _), (ref, _) = pair
   x = torch.randn(7, 5)
   before = donated()
   for _ in range(4):
-    for mdl, o, inp in ((model, opt, x.to(DEV)), (ref, ref_opt, x)):
-      o.zero_grad()
-      mdl(inp).pow(2).sum().backward()
-      o.step()
-    xm.mark_step()
+    _train_step(pair, x)
   assert donated() > before
   torch.testing.assert_close(model.weight.cpu(), ref.weight, rtol=1e-5, atol=1e-6)
   torch.testing.assert_close(model.bias.cpu(), ref.bias, rtol=1e-5, atol=1e-6)
