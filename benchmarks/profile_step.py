@@ -4,7 +4,10 @@ fusions named through benchmarks/jit_symbols.py and oneDNN's JIT kernels through
 perf map; prints the share of each fusion/kernel, a summary by kind and by thread, and
 how many threads ran at once (the wall-clock time a step that the cores were not all
 busy, and which thread ran alone then). Figures are per step, from the whole steps
-that ran while perf sampled; sampling itself slows the XLA step by 10-20%.
+that ran while perf sampled; sampling itself slows the XLA step by 10-20%. XLA
+compiles identical fusions once and names the kernel after the first of them: a
+fusion's figure is that of every fusion sharing its kernel (the three updates of
+ResNet-18's 512x512x3x3 weights show as one name).
 
   python benchmarks/profile_step.py ROW [--seconds 5] [--top 30] [--eager]
 
