@@ -37,10 +37,11 @@ struct PostOrderGraph {
   std::vector<const Node*> nodes;        // every node, operands before users
   std::vector<const Node*> parameters;   // leaves in parameter order (device data deduplicated)
   std::unordered_map<const Node*, int> parameter_of;  // leaf -> parameter index
+  std::unordered_map<const runtime::Buffer*, int> parameter_of_buffer;  // device data -> parameter index
   std::vector<int> leaf_nodes;           // per parameter: graph nodes holding its buffer
   std::vector<Value> roots;              // distinct root values
   std::vector<int> aliased_output;       // per parameter: root whose result reuses its buffer, or -1
-  std::vector<runtime::Buffer*> updated_buffers;  // per root: the buffer its tensor updates, or null
+  std::vector<int> updated_parameter;    // per root: parameter whose buffer its tensor updates, or -1
   std::size_t donated_to_updates = 0;    // donations paired with the update of their buffer
   std::vector<const Node*> collectives;  // collective ops, in post-order
   hash_t hash = 0;                       // structure, shared parameters and output aliasing
@@ -56,7 +57,6 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
   static std::size_t last_size = 0;
   PostOrderGraph g;
   g.nodes.reserve(last_size);
-  std::unordered_map<const runtime::Buffer*, int> buffer_parameter;
   std::unordered_set<hash_t> leaf_edges;
   hash_t h = 0x5eed;
   for (const Value& root : roots) h = ir::HashCombine(h, root.hash());
@@ -88,7 +88,7 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
       g.nodes.push_back(done);
       if (ir::IsCollective(done->op())) g.collectives.push_back(done);
       if (done->leaf_kind() == ir::LeafKind::kDeviceData) {
-        auto [it, inserted] = buffer_parameter.emplace(done->buffer().get(), static_cast<int>(g.parameters.size()));
+        auto [it, inserted] = g.parameter_of_buffer.emplace(done->buffer().get(), static_cast<int>(g.parameters.size()));
         if (inserted) {
           g.parameters.push_back(done);
           g.leaf_nodes.push_back(0);
@@ -142,15 +142,11 @@ std::vector<int64_t> AssignDonations(PostOrderGraph& g, const std::vector<bool>&
     donated.push_back(static_cast<int64_t>(i));
     g.hash = ir::HashCombine(g.hash, (static_cast<hash_t>(i) << 32) | r);
   };
-  std::unordered_map<const runtime::Buffer*, std::size_t> donatable_of_buffer;
-  for (std::size_t i = 0; i < g.parameters.size(); ++i)
-    if (donatable[i] && g.parameters[i]->leaf_kind() == ir::LeafKind::kDeviceData)
-      donatable_of_buffer.emplace(g.parameters[i]->buffer().get(), i);
-  for (std::size_t r = 0; r < g.updated_buffers.size(); ++r) {
-    auto it = donatable_of_buffer.find(g.updated_buffers[r]);
-    if (!g.updated_buffers[r] || it == donatable_of_buffer.end() || g.aliased_output[it->second] >= 0) continue;
-    if (!(g.roots[r].shape() == g.parameters[it->second]->shape())) continue;
-    pair(it->second, r);
+  for (std::size_t r = 0; r < g.updated_parameter.size(); ++r) {
+    const int i = g.updated_parameter[r];
+    if (i < 0 || !donatable[i] || g.aliased_output[i] >= 0) continue;
+    if (!(g.roots[r].shape() == g.parameters[i]->shape())) continue;
+    pair(i, r);
     ++g.donated_to_updates;
   }
   for (std::size_t i = 0; i < g.parameters.size(); ++i) {
@@ -568,11 +564,13 @@ std::optional<Launch> StartGraph(int device, const std::vector<XlaTensorPtr>& te
   std::vector<Value> roots = CollectRoots(tensors, &launch.root_of);
   PostOrderGraph g = BuildGraph(roots);
   g.roots = std::move(roots);
-  g.updated_buffers.assign(g.roots.size(), nullptr);
+  g.updated_parameter.assign(g.roots.size(), -1);
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     // Alive while a graph leaf holds it, which is the only case that can pair.
     runtime::BufferPtr updated = tensors[i]->updated_buffer().lock();
-    if (updated && !g.updated_buffers[launch.root_of[i]]) g.updated_buffers[launch.root_of[i]] = updated.get();
+    auto it = updated ? g.parameter_of_buffer.find(updated.get()) : g.parameter_of_buffer.end();
+    if (it != g.parameter_of_buffer.end() && g.updated_parameter[launch.root_of[i]] < 0)
+      g.updated_parameter[launch.root_of[i]] = it->second;
   }
   launch.replication = g.collectives.empty() ? nullptr : ReplicationOf(device);
   if (SavingGraphs()) {
