@@ -17,6 +17,7 @@
 
 #include "runtime/client.h"
 #include "runtime/compile_options.h"
+#include "runtime/device_dims.h"
 #include "runtime/host_kernel.h"
 #include "runtime/pass_through_kernel.h"
 #include "runtime/plugin_discovery.h"
@@ -190,6 +191,46 @@ TEST(TransferTest, RejectsBadArguments) {
   } catch (const RuntimeError& error) {
     EXPECT_NE(std::string(error.what()).find("16"), std::string::npos) << error.what();
   }
+}
+
+TEST(DeviceDimsTest, FlattensFloatArraysWithAShortLastDimension) {
+  EXPECT_EQ(DeviceDims(ElementType::kF32, {512, 512, 3, 3}), (std::vector<int64_t>{2359296}));
+  EXPECT_EQ(DeviceDims(ElementType::kBF16, {64, 3, 7, 7}), (std::vector<int64_t>{9408}));
+  EXPECT_EQ(DeviceDims(ElementType::kF64, {4096, 1}), (std::vector<int64_t>{4096}));
+  // Long last dimensions, too few elements, one dimension, integers, complex: unchanged.
+  EXPECT_EQ(DeviceDims(ElementType::kF32, {512, 256, 16}), (std::vector<int64_t>{512, 256, 16}));
+  EXPECT_EQ(DeviceDims(ElementType::kF32, {32, 1, 3, 3}), (std::vector<int64_t>{32, 1, 3, 3}));
+  EXPECT_EQ(DeviceDims(ElementType::kF32, {8192}), (std::vector<int64_t>{8192}));
+  EXPECT_EQ(DeviceDims(ElementType::kS64, {4096, 3}), (std::vector<int64_t>{4096, 3}));
+  EXPECT_EQ(DeviceDims(ElementType::kC64, {4096, 3}), (std::vector<int64_t>{4096, 3}));
+  EXPECT_EQ(DeviceDims(ElementType::kF32, {0, 3}), (std::vector<int64_t>{0, 3}));
+}
+
+// A buffer held flat on the device keeps its tensor's dims; an executable taking and
+// returning the flat form gives outputs with the dims the caller names.
+TEST(DeviceDimsTest, FlatBuffersRoundTripAndOutputsTakeTheGivenDims) {
+  Client& client = Client::Get();
+  const std::vector<int64_t> dims = {64, 32, 3};
+  std::vector<float> values(64 * 32 * 3);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5f;
+  BufferPtr x = Upload(values, ElementType::kF32, dims);
+  EXPECT_EQ(x->dims(), dims);
+  EXPECT_EQ(Read<float>(*x), values);
+  ExecutablePtr exe = client.Compile(R"(
+module @double_flat {
+  func.func public @main(%x: tensor<6144xf32>) -> tensor<6144xf32> {
+    %0 = stablehlo.add %x, %x : tensor<6144xf32>
+    return %0 : tensor<6144xf32>
+  }
+})");
+  auto outputs = client.Execute(*exe, {{x.get()}}, {0}, {}, {}, {dims});
+  EXPECT_EQ(outputs[0][0]->dims(), dims);
+  std::vector<float> doubled = values;
+  for (float& v : doubled) v *= 2;
+  EXPECT_EQ(Read<float>(*outputs[0][0]), doubled);
+  // Dims whose device form is not the output's are refused.
+  EXPECT_THROW(client.Execute(*exe, {{x.get()}}, {0}, {}, {}, {{64, 96}}), RuntimeError);
+  EXPECT_THROW(client.Execute(*exe, {{x.get()}}, {0}, {}, {}, {dims, dims}), RuntimeError);
 }
 
 TEST(ExecuteTest, CompilesAndRunsAddDot) {

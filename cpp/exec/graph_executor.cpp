@@ -489,6 +489,15 @@ struct Launch {
   LaunchRendezvous::Ticket ticket;
 };
 
+// The dimensions of the graph's results, which its Buffers carry (the executable returns
+// some in their device form, runtime/device_dims.h).
+std::vector<std::vector<int64_t>> RootDims(const PostOrderGraph& g) {
+  std::vector<std::vector<int64_t>> dims;
+  dims.reserve(g.roots.size());
+  for (const Value& r : g.roots) dims.push_back(r.shape().dims);
+  return dims;
+}
+
 // Runs a graph without collectives on `device` alone; the tensors take their outputs.
 void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors,
                   const std::vector<int>& root_of, bool all_pending) {
@@ -503,7 +512,7 @@ void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>
   {
     static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
     metrics::ScopedTimer timer(execute_time);
-    outputs = runtime::Client::Get().Execute(*exe, {args}, {device}, donated, std::move(arg_buffers));
+    outputs = runtime::Client::Get().Execute(*exe, {args}, {device}, donated, std::move(arg_buffers), RootDims(g));
   }
   CountDonations(donated.size(), g.donated_to_updates);
   for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i]->SetBuffer(outputs[0][root_of[i]]);
@@ -546,7 +555,7 @@ LaunchRendezvous::Ticket ArriveReplicated(Replication& replication, int device, 
     {
       static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
       metrics::ScopedTimer timer(execute_time);
-      outputs = runtime::Client::Get().Execute(*exe, args, devices, donated, std::move(held));
+      outputs = runtime::Client::Get().Execute(*exe, args, devices, donated, std::move(held), RootDims(g));
     }
     CountDonations(donated.size() * parts.size(), g.donated_to_updates * parts.size());
     return outputs;

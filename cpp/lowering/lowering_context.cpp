@@ -6,6 +6,9 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "lowering/flat_elementwise.h"
+#include "runtime/device_dims.h"
+
 namespace torch_xla::lowering {
 namespace {
 
@@ -123,10 +126,23 @@ Ssa LoweringContext::NewValue(const Shape& shape) {
 }
 
 Ssa LoweringContext::AddParameter(const Shape& shape, int aliased_output) {
-  Ssa v = NewValue(shape);
+  const Shape device_shape(shape.type, runtime::DeviceDims(shape.type, shape.dims));
+  Ssa v = NewValue(device_shape);
   parameters_.push_back(v);
   parameter_aliases_.push_back(aliased_output);
-  return v;
+  if (device_shape == shape) return v;
+  Ssa reshaped = Emit("stablehlo.reshape", {v}, shape);
+  SetFlatForm(reshaped, v);
+  return reshaped;
+}
+
+Ssa LoweringContext::Flat(Ssa v) {
+  auto it = flat_of_.find(v.id);
+  if (it != flat_of_.end()) return it->second;
+  const Shape& shape = TypeOf(v);
+  Ssa flat = Emit("stablehlo.reshape", {v}, Shape(shape.type, {shape.numel()}));
+  flat_of_[v.id] = flat;
+  return flat;
 }
 
 bool LoweringContext::IsParameter(Ssa v) const {
@@ -269,7 +285,12 @@ std::vector<Ssa> LoweringContext::LowerNode(const Node& node) {
   std::vector<Ssa> operands;
   operands.reserve(node.operands().size());
   for (const Value& v : node.operands()) operands.push_back(Lookup(v));
-  std::vector<Ssa> outs = fn(*this, node, operands);
+  std::vector<Ssa> outs;
+  if (std::optional<Ssa> flat = LowerFlatElementwise(*this, node, operands)) {
+    outs = {*flat};
+  } else {
+    outs = fn(*this, node, operands);
+  }
   for (std::size_t i = 0; i < outs.size(); ++i) Bind(&node, static_cast<uint32_t>(i), outs[i]);
   return outs;
 }
@@ -329,7 +350,12 @@ Ssa LoweringContext::Lookup(const Value& value) const {
   return it->second;
 }
 
-std::string LoweringContext::Finish(const std::vector<Ssa>& results, int num_replicas) const {
+std::string LoweringContext::Finish(const std::vector<Ssa>& given_results, int num_replicas) {
+  std::vector<Ssa> results;
+  for (Ssa r : given_results) {
+    const Shape& shape = TypeOf(r);
+    results.push_back(runtime::DeviceDims(shape.type, shape.dims) == shape.dims ? r : Flat(r));
+  }
   std::string m = "module @SyncTensorsGraph attributes {mhlo.num_replicas = " + std::to_string(num_replicas) +
                   " : i32, mhlo.num_partitions = 1 : i32} {\n  func.func public @main(";
   for (std::size_t i = 0; i < parameters_.size(); ++i) {

@@ -26,8 +26,10 @@ class LoweringContext {
  public:
   LoweringContext() = default;
 
-  // Declares the next function argument. `aliased_output` >= 0 lets the result of that
-  // index reuse the argument's buffer (the caller donates the argument at execution).
+  // Declares the next function argument, a buffer of `shape` given in its device form
+  // (runtime/device_dims.h), and returns it in `shape` (a reshape where the forms
+  // differ). `aliased_output` >= 0 lets the result of that index reuse the argument's
+  // buffer (the caller donates the argument at execution).
   Ssa AddParameter(const Shape& shape, int aliased_output = -1);
   // Appends `%r = "op"(operands) {attrs} : (operand types) -> result type`.
   Ssa Emit(std::string_view op, const std::vector<Ssa>& operands, const Shape& result,
@@ -70,8 +72,19 @@ class LoweringContext {
   Ssa Lookup(const Value& value) const;
   bool IsBound(const Node* node) const { return bound_.count(ValueKey{node, 0}) != 0; }
 
-  // The module text returning `results`.
-  std::string Finish(const std::vector<Ssa>& results, int num_replicas) const;
+  // The one-dimensional form of `v`: the value it was computed from or given as (a
+  // parameter in its device form, runtime/device_dims.h, or a flattened element-wise
+  // result, lowering/flat_elementwise.h), else a reshape.
+  Ssa Flat(Ssa v);
+  // Whether a region's body is being lowered (values bound there are local to it).
+  bool InRegion() const { return region_bindings_ != nullptr; }
+  // Whether `v` was given or computed in its one-dimensional form.
+  bool HasFlatForm(Ssa v) const { return flat_of_.count(v.id) != 0; }
+  // Records that `v` is the reshape of `flat`.
+  void SetFlatForm(Ssa v, Ssa flat) { flat_of_[v.id] = flat; }
+
+  // The module text returning `results`, each in its device form.
+  std::string Finish(const std::vector<Ssa>& results, int num_replicas);
 
  private:
   Ssa NewValue(const Shape& shape);
@@ -80,6 +93,7 @@ class LoweringContext {
   std::vector<Shape> types_;
   std::vector<std::string> names_;  // "%7", or "%g5#1" for a result of a multi-result op
   std::vector<Ssa> parameters_;
+  std::unordered_map<int, Ssa> flat_of_;  // Ssa id -> its one-dimensional form
   std::vector<int> parameter_aliases_;  // aliased output per parameter, or -1
   std::string body_;
   std::string location_;  // " loc(...)" appended to each operation, or ""

@@ -15,6 +15,7 @@
 #include "pjrt_c_api.h"
 #include "runtime/compile_options.h"
 #include "runtime/cpu_plugin_flags.h"
+#include "runtime/device_dims.h"
 #include "runtime/host_block_cache.h"
 #include "runtime/host_memory.h"
 #include "runtime/live_api.h"
@@ -244,9 +245,16 @@ ExecutablePtr Describe(const PJRT_Api* api, PJRT_LoadedExecutable* loaded, int n
   return std::make_shared<Executable>(loaded, num_replicas, outputs_args.num_outputs, memory_needed);
 }
 
-// Wraps an execution output, reading its element type and shape from PJRT. Does not take
-// ownership of `raw` if it throws.
-BufferPtr AdoptOutput(const PJRT_Api* api, PJRT_Buffer* raw, int device) {
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// Wraps an execution output, reading its element type and shape from PJRT; `dims`, when
+// given, are the tensor's dimensions of an output that PJRT holds in its device form
+// (runtime/device_dims.h). Does not take ownership of `raw` if it throws.
+BufferPtr AdoptOutput(const PJRT_Api* api, PJRT_Buffer* raw, int device, const std::vector<int64_t>* dims_given) {
   auto type_args = PJRT_ARGS(PJRT_Buffer_ElementType_Args);
   type_args.buffer = raw;
   PJRT_CALL(api, PJRT_Buffer_ElementType, type_args);
@@ -255,6 +263,13 @@ BufferPtr AdoptOutput(const PJRT_Api* api, PJRT_Buffer* raw, int device) {
   dims_args.buffer = raw;
   PJRT_CALL(api, PJRT_Buffer_Dimensions, dims_args);
   std::vector<int64_t> dims(dims_args.dims, dims_args.dims + dims_args.num_dims);
+  if (dims_given != nullptr) {
+    if (DeviceDims(type, *dims_given) != dims) {
+      throw RuntimeError("Execute: an output of device dims " + DimsText(dims) + " cannot hold dims " +
+                         DimsText(*dims_given));
+    }
+    dims = *dims_given;
+  }
   return std::make_shared<Buffer>(raw, type, std::move(dims), device);
 }
 
@@ -445,8 +460,9 @@ BufferPtr Client::TransferToDevice(const void* data, ElementType type,
   args.client = client_;
   args.data = data;
   args.type = internal::ToPjrtType(type);
-  args.dims = dims.data();
-  args.num_dims = dims.size();
+  const std::vector<int64_t> device_dims = DeviceDims(type, dims);
+  args.dims = device_dims.data();
+  args.num_dims = device_dims.size();
   // The caller's data need only live for the call (the plugin copies what it keeps), so
   // the CPU plugin copies it on this thread. With kImmutableUntilTransferCompletes it
   // hands transfers above 100 KB to a worker thread and waits to be signalled back: a
@@ -559,8 +575,12 @@ constexpr int64_t kAwaitEarlierExecutionsBytes = int64_t{32} << 20;
 std::vector<std::vector<BufferPtr>> Client::Execute(
     const Executable& executable, const std::vector<std::vector<Buffer*>>& arguments,
     const std::vector<int>& devices, const std::vector<int64_t>& donated,
-    std::vector<BufferPtr> release_after) {
+    std::vector<BufferPtr> release_after, const std::vector<std::vector<int64_t>>& output_dims) {
   const std::size_t num_launches = arguments.size();
+  if (!output_dims.empty() && output_dims.size() != executable.num_outputs()) {
+    throw RuntimeError("Execute: " + std::to_string(output_dims.size()) + " output shapes given for " +
+                       std::to_string(executable.num_outputs()) + " outputs");
+  }
   if (num_launches != devices.size() ||
       num_launches != static_cast<std::size_t>(executable.num_replicas())) {
     throw RuntimeError("Execute: the executable has " + std::to_string(executable.num_replicas()) +
@@ -658,7 +678,8 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
   try {
     for (std::size_t r = 0; r < num_launches; ++r) {
       for (PJRT_Buffer*& raw : raw_outputs[r]) {
-        results[r].push_back(AdoptOutput(api_, raw, devices[r]));
+        const std::vector<int64_t>* dims = output_dims.empty() ? nullptr : &output_dims[results[r].size()];
+        results[r].push_back(AdoptOutput(api_, raw, devices[r], dims));
         raw = nullptr;  // owned by its Buffer now
       }
     }

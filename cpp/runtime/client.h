@@ -140,6 +140,7 @@ class Client {
   const PJRT_Api* api() const { return api_; }
 
   // Copies host data to a new buffer on `device` (blocking until the host memory may be reused).
+  // PJRT holds it in its device form (runtime/device_dims.h); the Buffer has `dims`.
   BufferPtr TransferToDevice(const void* data, ElementType type, const std::vector<int64_t>& dims,
                              int device);
   // Copies a buffer to host memory; blocks. dst_bytes must equal buffer.byte_size().
@@ -170,11 +171,15 @@ class Client {
   // Execute or WaitAll). Destroying a buffer that a running execution reads blocks until
   // the execution is done, so a caller that drops its inputs right after the launch
   // would wait for every execution; handing them over keeps the launch asynchronous.
+  // `output_dims`, one per output when given, are the tensors' dimensions of outputs the
+  // executable returns in their device form (runtime/device_dims.h); the Buffers carry
+  // them. Without them each Buffer has the dimensions PJRT reports.
   std::vector<std::vector<BufferPtr>> Execute(const Executable& executable,
                                                const std::vector<std::vector<Buffer*>>& arguments,
                                                const std::vector<int>& devices,
                                                const std::vector<int64_t>& donated = {},
-                                               std::vector<BufferPtr> release_after = {});
+                                               std::vector<BufferPtr> release_after = {},
+                                               const std::vector<std::vector<int64_t>>& output_dims = {});
 
   MemoryInfo GetMemoryInfo(int device);
   // Blocks until every execution enqueued so far has finished.
