@@ -146,8 +146,11 @@ Ssa LoweringContext::Flat(Ssa v) {
 }
 
 bool LoweringContext::IsParameter(Ssa v) const {
+  // A parameter held in another device form arrives as the reshape AddParameter made.
+  auto flat = flat_of_.find(v.id);
+  const int id = flat != flat_of_.end() ? flat->second.id : v.id;
   for (Ssa p : parameters_)
-    if (p.id == v.id) return true;
+    if (p.id == v.id || p.id == id) return true;
   return false;
 }
 

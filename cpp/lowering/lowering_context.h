@@ -60,7 +60,8 @@ class LoweringContext {
   std::string BinaryRegion(std::string_view op, ElementType type);
 
   const Shape& TypeOf(Ssa v) const { return types_[v.id]; }
-  // Whether `v` is an argument of the function (a buffer the graph is given).
+  // Whether `v` is an argument of the function (a buffer the graph is given), or the
+  // reshape of one held in another device form (AddParameter).
   bool IsParameter(Ssa v) const;
   const std::string& Name(Ssa v) const { return names_[v.id]; }
 
