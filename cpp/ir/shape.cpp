@@ -19,15 +19,6 @@ std::string Shape::ToMlir() const {
   return s;
 }
 
-std::string DimsToString(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(dims[i]);
-  }
-  return s + "]";
-}
-
 std::string Shape::ToString() const { return std::string(runtime::MlirTypeName(type)) + DimsToString(dims); }
 
 }  // namespace torch_xla::ir

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/dims_text.h"
 #include "runtime/element_type.h"
 
 namespace torch_xla::ir {
@@ -27,6 +28,6 @@ struct Shape {
   bool operator!=(const Shape& other) const { return !(*this == other); }
 };
 
-std::string DimsToString(const std::vector<int64_t>& dims);
+using runtime::DimsToString;
 
 }  // namespace torch_xla::ir

@@ -16,6 +16,7 @@
 #include "runtime/compile_options.h"
 #include "runtime/cpu_plugin_flags.h"
 #include "runtime/device_dims.h"
+#include "runtime/dims_text.h"
 #include "runtime/host_block_cache.h"
 #include "runtime/host_memory.h"
 #include "runtime/live_api.h"
@@ -245,12 +246,6 @@ ExecutablePtr Describe(const PJRT_Api* api, PJRT_LoadedExecutable* loaded, int n
   return std::make_shared<Executable>(loaded, num_replicas, outputs_args.num_outputs, memory_needed);
 }
 
-std::string DimsText(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 // Wraps an execution output, reading its element type and shape from PJRT; `dims`, when
 // given, are the tensor's dimensions of an output that PJRT holds in its device form
 // (runtime/device_dims.h). Does not take ownership of `raw` if it throws.
@@ -265,8 +260,8 @@ BufferPtr AdoptOutput(const PJRT_Api* api, PJRT_Buffer* raw, int device, const s
   std::vector<int64_t> dims(dims_args.dims, dims_args.dims + dims_args.num_dims);
   if (dims_given != nullptr) {
     if (DeviceDims(type, *dims_given) != dims) {
-      throw RuntimeError("Execute: an output of device dims " + DimsText(dims) + " cannot hold dims " +
-                         DimsText(*dims_given));
+      throw RuntimeError("Execute: an output of device dims " + DimsToString(dims) + " cannot hold dims " +
+                         DimsToString(*dims_given));
     }
     dims = *dims_given;
   }

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/dims_text.h"
 #include "runtime/host_kernel.h"
 
 namespace torch_xla::runtime {
@@ -48,12 +49,6 @@ struct Geometry {
   throw std::invalid_argument(std::string(kernel) + " kernel: " + what);
 }
 
-std::string Dims(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 // Spatial rank n from config[0], checked against the buffers' ranks.
 int64_t SpatialRank(const char* kernel, const HostKernelCall& call, std::size_t config_size) {
   if (call.config.empty() || (call.config[0] != 2 && call.config[0] != 3))
@@ -63,7 +58,8 @@ int64_t SpatialRank(const char* kernel, const HostKernelCall& call, std::size_t 
     Fail(kernel, "expected " + std::to_string(config_size * n + 1) + " config values, got " +
                      std::to_string(call.config.size()));
   if (call.operands[0].dims.size() < static_cast<std::size_t>(n))
-    Fail(kernel, "expected an operand of rank at least " + std::to_string(n) + ", got " + Dims(call.operands[0].dims));
+    Fail(kernel, "expected an operand of rank at least " + std::to_string(n) + ", got " +
+                     DimsToString(call.operands[0].dims));
   return n;
 }
 
@@ -73,7 +69,8 @@ Geometry MakeGeometry(const char* kernel, int64_t n, const std::vector<int64_t>&
                       const std::vector<int64_t>& output) {
   if (input.size() != output.size() ||
       !std::equal(input.begin(), input.end() - n, output.begin()))
-    Fail(kernel, "expected input " + Dims(input) + " and output " + Dims(output) + " to share leading dimensions");
+    Fail(kernel, "expected input " + DimsToString(input) + " and output " + DimsToString(output) +
+                     " to share leading dimensions");
   Geometry g;
   for (std::size_t a = 0; a + n < input.size(); ++a) g.planes *= input[a];
   for (int64_t a = 0; a < n; ++a) {
