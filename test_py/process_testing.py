@@ -23,7 +23,8 @@ def free_port():
 
 def child_env(devices_per_process, **extra):
   env = dict(os.environ)
-  env.update(CPU_NUM_DEVICES=str(devices_per_process), XLA_REPLICA_TIMEOUT='60',
+  # A process that aborts prints the Python stacks of its threads (faulthandler).
+  env.update(CPU_NUM_DEVICES=str(devices_per_process), XLA_REPLICA_TIMEOUT='60', PYTHONFAULTHANDLER='1',
              PYTHONPATH=os.pathsep.join([HERE, env.get('PYTHONPATH', '')]))
   env.update({k: str(v) for k, v in extra.items()})
   return env
@@ -45,6 +46,13 @@ class Launch:
       self.results.append(value)
       start = output.find('RESULT ', end)
 
+  def show(self):
+    """Prints the whole output: pytest shows it with a failing test (the assertion
+    message keeps only its start)."""
+    print(f'---- output of the launch (exit codes {self.returncodes}, {self.seconds:.1f} s) ----')
+    print(self.output)
+    return self
+
   def __repr__(self):
     return f'Launch(returncodes={self.returncodes}, seconds={self.seconds:.1f}, output=...{self.output[-3000:]})'
 
@@ -63,7 +71,7 @@ def torchrun(script, nproc=2, devices_per_process=2, timeout=LAUNCH_TIMEOUT, **e
   start = time.monotonic()
   done = subprocess.run(command, env=child_env(devices_per_process, **env), capture_output=True,
                         text=True, timeout=timeout)
-  return Launch([done.returncode], done.stdout + done.stderr, time.monotonic() - start)
+  return Launch([done.returncode], done.stdout + done.stderr, time.monotonic() - start).show()
 
 
 def by_hand(script, nproc=2, devices_per_process=2, timeout=LAUNCH_TIMEOUT, **env):
@@ -88,4 +96,4 @@ def by_hand(script, nproc=2, devices_per_process=2, timeout=LAUNCH_TIMEOUT, **en
       if p.poll() is None:
         os.killpg(p.pid, signal.SIGKILL)
         p.wait()
-  return Launch([p.returncode for p in processes], '\n'.join(outputs), time.monotonic() - start)
+  return Launch([p.returncode for p in processes], '\n'.join(outputs), time.monotonic() - start).show()

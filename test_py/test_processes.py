@@ -63,6 +63,18 @@ def test_distributed_data_parallel_with_the_xla_backend(tmp_path):
   assert_same_weights(torch.load(out), expected)
 
 
+def test_several_exchanges_in_one_graph_meet_in_order():
+  """XLA runs independent operations concurrently; the exchanges of one graph must still
+  reach every process in the same order (out of order, gloo's peers read messages of
+  the wrong size and abort the process)."""
+  run = pt.torchrun(launched('exchanges.py'), devices_per_process=1)
+  assert run.returncodes == [0], run
+  assert sorted(r['ordinal'] for r in run.results) == [0, 1], run
+  for r in run.results:
+    # Replica p gives p + k + step for the k-th tensor: the sum over both is 1 + 2 (k + step).
+    assert r['firsts'] == [[1.0 + 2 * (k + step) for k in range(6)] for step in range(8)], r
+
+
 @pytest.mark.parametrize('fault', ['kill', 'raise'])
 def test_a_lost_rank_is_named_by_the_others(fault, tmp_path):
   """Without a launcher watching (as across hosts): rank 0 stops within 60 s with an

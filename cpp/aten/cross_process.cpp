@@ -89,7 +89,8 @@ at::Tensor Compute(const ir::CrossProcessAttrs& a, const at::Tensor& values, int
 
 void Exchange(const runtime::HostKernelCall& call);
 
-// The kernel: operands are the node's operand and the replica's index in its process. A
+// The kernel: operands are the node's operand and the replica's index in its process (then,
+// but for a graph's first exchange, the previous exchange's result, which only orders it). A
 // failure (a lost process: its connections closed; or a timeout) is also kept for
 // CrossProcessFailure(), so that the next sync raises it: the executions that follow,
 // whose inputs it poisoned, fail silently until something reads them.

@@ -353,6 +353,15 @@ Ssa LoweringContext::Lookup(const Value& value) const {
   return it->second;
 }
 
+std::optional<Ssa> LoweringContext::LastOrderedCall() const {
+  if (InRegion()) return std::nullopt;
+  return last_ordered_call_;
+}
+
+void LoweringContext::SetLastOrderedCall(Ssa call) {
+  if (!InRegion()) last_ordered_call_ = call;
+}
+
 std::string LoweringContext::Finish(const std::vector<Ssa>& given_results, int num_replicas) {
   std::vector<Ssa> results;
   for (Ssa r : given_results) {

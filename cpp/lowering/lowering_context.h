@@ -2,6 +2,7 @@
 // Builds one StableHLO module (MLIR text, generic operation syntax) from an IR graph.
 // Lowering rules (see lowering/rules_*.cpp) call Emit() to append operations; the
 // context tracks the SSA name and type of each emitted value.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -84,6 +85,14 @@ class LoweringContext {
   // Records that `v` is the reshape of `flat`.
   void SetFlatForm(Ssa v, Ssa flat) { flat_of_[v.id] = flat; }
 
+  // Calls that must run one after another in the order they are lowered: the exchanges
+  // with other processes, which meet in the order each process issues them. Each such
+  // call takes the previous one's result as an extra operand, so that XLA, which runs
+  // independent operations concurrently, runs them in that order. Inside a region (whose
+  // values are local) there is no chain.
+  std::optional<Ssa> LastOrderedCall() const;
+  void SetLastOrderedCall(Ssa call);
+
   // The module text returning `results`, each in its device form.
   std::string Finish(const std::vector<Ssa>& results, int num_replicas);
 
@@ -95,6 +104,7 @@ class LoweringContext {
   std::vector<std::string> names_;  // "%7", or "%g5#1" for a result of a multi-result op
   std::vector<Ssa> parameters_;
   std::unordered_map<int, Ssa> flat_of_;  // Ssa id -> its one-dimensional form
+  std::optional<Ssa> last_ordered_call_;
   std::vector<int> parameter_aliases_;  // aliased output per parameter, or -1
   std::string body_;
   std::string location_;  // " loc(...)" appended to each operation, or ""

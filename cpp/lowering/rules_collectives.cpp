@@ -86,13 +86,20 @@ LoweringRule collective_permute_rule("xla::collective_permute", LowerCollectiveP
 
 // xla::cross_process: a call of the cross-process host kernel with the replica's index in
 // its process; it has effects beyond its result (the other processes wait for it), so XLA
-// must neither drop nor duplicate it. The node's attrs are the kernel's config.
+// must neither drop nor duplicate it. The node's attrs are the kernel's config. The calls
+// of one graph are chained (LoweringContext::LastOrderedCall): the processes' exchanges
+// on a replica's process group meet in the order they are issued, and two that XLA ran
+// concurrently could be issued in different orders by different processes.
 std::vector<Ssa> LowerCrossProcess(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
   Ssa replica = ctx.Emit("stablehlo.replica_id", {}, Shape(ElementType::kU32, {}));
+  std::vector<Ssa> call_operands{operands[0], replica};
+  if (std::optional<Ssa> previous = ctx.LastOrderedCall()) call_operands.push_back(*previous);
   std::string attrs = std::string("call_target_name = \"") + kCrossProcessTarget +
                       "\", api_version = 4 : i32, has_side_effect = true, backend_config = {config = " +
                       I64Array(node.attrs().ints) + "}";
-  return {ctx.Emit("stablehlo.custom_call", {operands[0], replica}, node.shape(), attrs)};
+  Ssa result = ctx.Emit("stablehlo.custom_call", call_operands, node.shape(), attrs);
+  ctx.SetLastOrderedCall(result);
+  return {result};
 }
 LoweringRule cross_process_rule("xla::cross_process", LowerCrossProcess);
 
