@@ -75,6 +75,14 @@ def test_several_exchanges_in_one_graph_meet_in_order():
     assert r['firsts'] == [[1.0 + 2 * (k + step) for k in range(6)] for step in range(8)], r
 
 
+def test_processes_exit_cleanly_while_their_heartbeat_calls_the_store():
+  """The heartbeat thread is stopped at exit: a daemon thread that returned from the
+  store's C++ call while the interpreter finalized aborted the process."""
+  run = pt.torchrun(launched('beating.py'), devices_per_process=1)
+  assert run.returncodes == [0], run
+  assert sorted((r['ordinal'], r['total']) for r in run.results) == [(0, [2.0] * 4), (1, [2.0] * 4)], run
+
+
 @pytest.mark.parametrize('fault', ['kill', 'raise'])
 def test_a_lost_rank_is_named_by_the_others(fault, tmp_path):
   """Without a launcher watching (as across hosts): rank 0 stops within 60 s with an

@@ -19,6 +19,7 @@ every process counts a heartbeat in the store every second and records its own f
 there; lost_ranks() reads them.
 """
 
+import atexit
 import datetime
 import os
 import pickle
@@ -29,6 +30,8 @@ _lock = threading.Lock()
 _processes = None
 
 HEARTBEAT_SECONDS = 1.0
+# How long exit waits for the heartbeat's store call in flight to return.
+HEARTBEAT_STOP_SECONDS = 10.0
 
 
 def _xlac():
@@ -68,7 +71,10 @@ class Processes:
     self._calls_lock = threading.Lock()
     self.store.set(f'devices/{self.index}', str(_xlac()._xla_device_count()))
     _xlac()._xla_set_process_layout(self.index, self.count)
-    threading.Thread(target=self._beat, name='xla_process_heartbeat', daemon=True).start()
+    self._stopping = threading.Event()
+    self._heartbeat = threading.Thread(target=self._beat, name='xla_process_heartbeat', daemon=True)
+    self._heartbeat.start()
+    atexit.register(self._stop_heartbeat)
     _report_uncaught_exceptions(self)
 
   # ------------------------------------------------------------------ devices
@@ -182,12 +188,20 @@ class Processes:
   # --------------------------------------------------------------- liveness
 
   def _beat(self):
-    while True:
+    while not self._stopping.is_set():
       try:
         self.store.add(f'heartbeat/{self.index}', 1)
       except Exception:  # the store is gone: nothing left to tell
         return
-      time.sleep(HEARTBEAT_SECONDS)
+      self._stopping.wait(HEARTBEAT_SECONDS)
+
+  def _stop_heartbeat(self):
+    """Stops the heartbeat at exit, before the interpreter ends its daemon threads. The
+    store's calls release the GIL; a daemon thread that comes back from one after that
+    point is ended by an unwind that the C++ frames it returns through cannot pass, and
+    the process aborts ("terminate called without an active exception")."""
+    self._stopping.set()
+    self._heartbeat.join(timeout=HEARTBEAT_STOP_SECONDS)
 
   def report_failure(self, message):
     """Tells the other processes that this one failed, and why."""

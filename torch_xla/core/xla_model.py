@@ -1,8 +1,10 @@
 """Device, replication, step and collective helpers for XLA devices (`xm`)."""
 
+import atexit
 import queue
 import sys
 import threading
+import time
 
 import torch
 
@@ -207,6 +209,30 @@ def master_print(*args, fd=sys.stdout, finalizer=None):
 # ------------------------------------------------------------------ steps
 
 
+# How long exit waits, in all, for the asynchronous step closures queued so far.
+ASYNC_CLOSURES_EXIT_SECONDS = 60.0
+
+_async_workers = []  # (queue, thread) of each thread's asynchronous closures
+_async_workers_lock = threading.Lock()
+
+
+def _finish_async_closures_at_exit():
+  """Lets the asynchronous closures queued so far run, then ends their threads, before
+  the interpreter ends its daemon threads: a closure's tensor op releases the GIL, and
+  a daemon thread that comes back from it after that point is ended by an unwind that
+  PyTorch's C++ frames cannot pass, which aborts the process."""
+  with _async_workers_lock:
+    workers = list(_async_workers)
+  for work, _ in workers:
+    work.put(None)  # after the queued closures: the worker returns
+  deadline = time.monotonic() + ASYNC_CLOSURES_EXIT_SECONDS
+  for _, thread in workers:
+    thread.join(max(0.0, deadline - time.monotonic()))
+
+
+atexit.register(_finish_async_closures_at_exit)
+
+
 class _StepClosures:
   """Closures queued by add_step_closure(), run after the next step's sync.
 
@@ -246,13 +272,20 @@ class _StepClosures:
     with self._lock:
       if self._async_queue is None:
         self._async_queue = queue.Queue()
-        threading.Thread(target=self._async_worker, args=(self._async_queue,),
-                         name='xla_async_step_closures', daemon=True).start()
+        thread = threading.Thread(target=self._async_worker, args=(self._async_queue,),
+                                  name='xla_async_step_closures', daemon=True)
+        thread.start()
+        with _async_workers_lock:
+          _async_workers.append((self._async_queue, thread))
       return self._async_queue
 
   def _async_worker(self, work):
     while True:
-      closure, args = work.get()
+      item = work.get()
+      if item is None:  # the process exits
+        work.task_done()
+        return
+      closure, args = item
       try:
         if self._async_error is None:  # after an error, drop the rest
           closure(*args)

@@ -8,7 +8,9 @@ device, transfer threads move each batch with .to(device) into a bounded
 queue that the device's PerDeviceLoader consumes, in loader order.
 """
 
+import atexit
 import threading
+import time
 import weakref
 
 import torch
@@ -16,6 +18,28 @@ import torch
 from torch_xla.core import xla_model as xm
 from torch_xla.distributed._closable_queue import END, ClosableQueue
 from torch_xla.utils import utils as xu
+
+
+# How long exit waits, in all, for the loaders' threads to stop.
+EXIT_JOIN_SECONDS = 10.0
+
+_live_pipelines = weakref.WeakSet()
+
+
+def _stop_pipelines_at_exit():
+  """Stops every loader's threads at exit, before the interpreter ends its daemon
+  threads: a transfer (`.to(device)`) releases the GIL, and a daemon thread that comes
+  back from it after that point is ended by an unwind that PyTorch's C++ frames cannot
+  pass, which aborts the process (a script that breaks out of its loader loop and ends)."""
+  pipelines = list(_live_pipelines)
+  for p in pipelines:
+    p.abort()
+  deadline = time.monotonic() + EXIT_JOIN_SECONDS
+  for p in pipelines:
+    p.join(max(0.0, deadline - time.monotonic()))
+
+
+atexit.register(_stop_pipelines_at_exit)
 
 
 class _Failure:
@@ -62,6 +86,7 @@ class _Pipeline:
                              daemon=True))
     for t in self._threads:
       t.start()
+    _live_pipelines.add(self)
 
   def _read(self, loader):
     n = len(self._devices)
@@ -140,6 +165,13 @@ class _Pipeline:
         turn.notify_all()
     for q in self._in_queues + self._out_queues:
       q.close(drop_items=True)
+
+  def join(self, timeout):
+    """Waits up to `timeout` seconds in all for the threads to end (after abort())."""
+    deadline = time.monotonic() + timeout
+    for t in self._threads:
+      if t is not threading.current_thread():
+        t.join(max(0.0, deadline - time.monotonic()))
 
 
 class PerDeviceLoader:
