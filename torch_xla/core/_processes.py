@@ -26,6 +26,8 @@ import pickle
 import threading
 import time
 
+from torch_xla.utils._daemon_threads import join_before_exit
+
 _lock = threading.Lock()
 _processes = None
 
@@ -196,12 +198,9 @@ class Processes:
       self._stopping.wait(HEARTBEAT_SECONDS)
 
   def _stop_heartbeat(self):
-    """Stops the heartbeat at exit, before the interpreter ends its daemon threads. The
-    store's calls release the GIL; a daemon thread that comes back from one after that
-    point is ended by an unwind that the C++ frames it returns through cannot pass, and
-    the process aborts ("terminate called without an active exception")."""
+    """Stops the heartbeat at exit (torch_xla/utils/_daemon_threads.py says why)."""
     self._stopping.set()
-    self._heartbeat.join(timeout=HEARTBEAT_STOP_SECONDS)
+    join_before_exit([self._heartbeat], HEARTBEAT_STOP_SECONDS)
 
   def report_failure(self, message):
     """Tells the other processes that this one failed, and why."""

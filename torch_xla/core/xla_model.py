@@ -4,13 +4,13 @@ import atexit
 import queue
 import sys
 import threading
-import time
 
 import torch
 
 from torch_xla.core import _processes
 from torch_xla.core import _replica
 from torch_xla.utils import utils as _xu
+from torch_xla.utils._daemon_threads import join_before_exit
 
 REDUCE_SUM = 'sum'
 REDUCE_MUL = 'mul'
@@ -217,17 +217,13 @@ _async_workers_lock = threading.Lock()
 
 
 def _finish_async_closures_at_exit():
-  """Lets the asynchronous closures queued so far run, then ends their threads, before
-  the interpreter ends its daemon threads: a closure's tensor op releases the GIL, and
-  a daemon thread that comes back from it after that point is ended by an unwind that
-  PyTorch's C++ frames cannot pass, which aborts the process."""
+  """Lets the asynchronous closures queued so far run, then ends their threads, at exit
+  (torch_xla/utils/_daemon_threads.py says why)."""
   with _async_workers_lock:
     workers = list(_async_workers)
   for work, _ in workers:
     work.put(None)  # after the queued closures: the worker returns
-  deadline = time.monotonic() + ASYNC_CLOSURES_EXIT_SECONDS
-  for _, thread in workers:
-    thread.join(max(0.0, deadline - time.monotonic()))
+  join_before_exit([thread for _, thread in workers], ASYNC_CLOSURES_EXIT_SECONDS)
 
 
 atexit.register(_finish_async_closures_at_exit)

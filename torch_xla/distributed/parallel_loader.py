@@ -10,7 +10,6 @@ queue that the device's PerDeviceLoader consumes, in loader order.
 
 import atexit
 import threading
-import time
 import weakref
 
 import torch
@@ -18,6 +17,7 @@ import torch
 from torch_xla.core import xla_model as xm
 from torch_xla.distributed._closable_queue import END, ClosableQueue
 from torch_xla.utils import utils as xu
+from torch_xla.utils._daemon_threads import join_before_exit
 
 
 # How long exit waits, in all, for the loaders' threads to stop.
@@ -27,16 +27,12 @@ _live_pipelines = weakref.WeakSet()
 
 
 def _stop_pipelines_at_exit():
-  """Stops every loader's threads at exit, before the interpreter ends its daemon
-  threads: a transfer (`.to(device)`) releases the GIL, and a daemon thread that comes
-  back from it after that point is ended by an unwind that PyTorch's C++ frames cannot
-  pass, which aborts the process (a script that breaks out of its loader loop and ends)."""
+  """Stops every loader's threads at exit (torch_xla/utils/_daemon_threads.py says
+  why): a script that breaks out of its loader loop ends while transfers run."""
   pipelines = list(_live_pipelines)
   for p in pipelines:
     p.abort()
-  deadline = time.monotonic() + EXIT_JOIN_SECONDS
-  for p in pipelines:
-    p.join(max(0.0, deadline - time.monotonic()))
+  join_before_exit([t for p in pipelines for t in p._threads], EXIT_JOIN_SECONDS)
 
 
 atexit.register(_stop_pipelines_at_exit)
@@ -165,13 +161,6 @@ class _Pipeline:
         turn.notify_all()
     for q in self._in_queues + self._out_queues:
       q.close(drop_items=True)
-
-  def join(self, timeout):
-    """Waits up to `timeout` seconds in all for the threads to end (after abort())."""
-    deadline = time.monotonic() + timeout
-    for t in self._threads:
-      if t is not threading.current_thread():
-        t.join(max(0.0, deadline - time.monotonic()))
 
 
 class PerDeviceLoader:
