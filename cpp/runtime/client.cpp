@@ -19,6 +19,7 @@
 #include "runtime/dims_text.h"
 #include "runtime/host_block_cache.h"
 #include "runtime/host_memory.h"
+#include "runtime/library_pages.h"
 #include "runtime/live_api.h"
 #include "runtime/metrics.h"
 #include "runtime/pjrt_call.h"
@@ -418,6 +419,18 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
     DestroyClientHandle(api_, client_);
     throw;
   }
+  // The plugin's static initializers and its client's creation touched code all through
+  // the library (the CPU plugin: about 50 MB resident).
+  ReleasePluginCode();
+}
+
+void Client::ReleasePluginCode() {
+  const char* setting = std::getenv("XLA_RELEASE_PLUGIN_CODE");
+  if (setting != nullptr && std::string_view(setting) == "0") return;
+  if (void* handle = dlopen(plugin_path_.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    internal::ReleaseReadOnlyPages(handle);
+    dlclose(handle);
+  }
 }
 
 Client::~Client() {
@@ -524,6 +537,7 @@ ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas,
   args.compile_options = options.data();
   args.compile_options_size = options.size();
   PJRT_CALL(api_, PJRT_Client_Compile, args);
+  ReleasePluginCode();
 
   try {
     return Describe(api_, args.executable, num_replicas);
@@ -555,6 +569,7 @@ ExecutablePtr Client::DeserializeExecutable(const std::string& bytes, int num_re
   args.serialized_executable = bytes.data();
   args.serialized_executable_size = bytes.size();
   PJRT_CALL(api_, PJRT_Executable_DeserializeAndLoad, args);
+  ReleasePluginCode();
   try {
     return Describe(api_, args.loaded_executable, num_replicas);
   } catch (...) {

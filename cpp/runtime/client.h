@@ -194,6 +194,10 @@ class Client {
   // A device's memory limit (GetMemoryInfo's bytes_limit, 0 where unknown), read once:
   // the statistics cost a read of /proc/meminfo on the CPU device, and every launch asks.
   int64_t MemoryLimit(int device_index);
+  // Hands the plugin's resident code pages back to the page cache (library_pages.h) once
+  // it has compiled or loaded an executable, unless XLA_RELEASE_PLUGIN_CODE is 0: the
+  // steps that follow run little of the compiler they hold.
+  void ReleasePluginCode();
 
   const PJRT_Api* api_ = nullptr;
   PJRT_Client* client_ = nullptr;
