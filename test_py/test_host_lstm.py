@@ -84,3 +84,18 @@ def test_lstm_bad_input_raises():
   with pytest.raises(RuntimeError, match='input.size\\(-1\\) must be equal to input_size'):
     dev(torch.ones(3, 5, 7, device=DEV))
   assert dev(torch.ones(3, 5, 8, device=DEV))[0].shape == (3, 5, 6)
+
+
+def test_workspace_is_computed_in_its_result_buffer():
+  # An even batch splits into equal halves, whose oneDNN workspaces are allocated right
+  # in their pieces of the graph's workspace buffer (cpp/aten/provided_cpu_memory.h)
+  # instead of being copied there; the backward reads them from there.
+  cpu, dev = pair(num_layers=2)
+  x = make((6, 4, 8), torch.float32)
+  expected = run(cpu, x)
+  before = counter('HostAtenPieceInPlace')
+  with lowered(*HOST_OPS):
+    actual = run(dev, x.to(DEV))
+  assert_same(actual, expected)
+  # At least one part of each of the two layers (one part a layer on one thread).
+  assert counter('HostAtenPieceInPlace') - before >= 2

@@ -34,6 +34,7 @@
 #include "aten/cpu_fallback.h"
 #include "aten/host_aten_ops.h"
 #include "aten/host_aten_parts.h"
+#include "aten/provided_cpu_memory.h"
 #include "aten/single_thread_scope.h"
 #include "ir/builder.h"
 #include "lowering/host_kernel_targets.h"
@@ -209,7 +210,19 @@ void RunPart(const c10::OperatorHandle& op, const std::vector<c10::IValue>& args
     stack.push_back(v.isTensor() && v.toTensor().defined() ? c10::IValue(slice(v.toTensor(), rules.args[i]).contiguous())
                                                            : v);
   }
-  op.callBoxed(stack);
+  // The kernel may allocate an opaque result (a workspace) right in its piece of the
+  // result buffer (provided_cpu_memory.h); whole 64-byte aligned pieces only, the
+  // alignment PyTorch's CPU allocator gives.
+  std::vector<ProvidedBlock> pieces;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (rules.results[i].kind != PartKind::kPieces) continue;
+    at::Tensor piece = slice(results[i], rules.results[i]);
+    if (reinterpret_cast<uintptr_t>(piece.data_ptr()) % 64 == 0) pieces.push_back({piece.data_ptr(), piece.nbytes()});
+  }
+  {
+    ProvidedCpuMemory provided(pieces);
+    op.callBoxed(stack);
+  }
   for (std::size_t i = 0; i < results.size(); ++i) {
     const at::Tensor& r = stack[i].toTensor();
     const PartRule& rule = rules.results[i];
@@ -219,6 +232,11 @@ void RunPart(const c10::OperatorHandle& op, const std::vector<c10::IValue>& args
     }
     at::Tensor out = slice(results[i], rule);
     if (rule.kind == PartKind::kPieces) {
+      if (r.data_ptr() == out.data_ptr() && r.nbytes() == out.nbytes()) {
+        static metrics::Counter* in_place = metrics::GetCounter("HostAtenPieceInPlace");
+        in_place->Add();
+        continue;  // computed in place
+      }
       if (r.numel() > out.numel())
         throw std::runtime_error(op.operator_name().name + ": part " + std::to_string(part) + "'s output " +
                                  std::to_string(i) + " has " + std::to_string(r.numel()) +
@@ -454,7 +472,7 @@ TORCH_LIBRARY_IMPL(torch_xla_host, XLA, m) {
 // first yes).
 bool HostAtenAvailable() {
   static const bool available =
-      SingleThreadedAtenScope::Available() &&
+      SingleThreadedAtenScope::Available() && (ProvidedCpuMemory::Install(), true) &&
       runtime::RegisterCpuHostKernel(lowering::kHostAtenTarget, runtime::HostKernelHandler<RunHostAten>);
   return available;
 }
