@@ -25,6 +25,7 @@ MAX_CASES = [
     ((2, 2, 9, 8), dict(kernel_size=1, stride=2)),  # stride > kernel: untouched rows/columns
     ((2, 2, 10, 11), dict(kernel_size=2, stride=3, ceil_mode=True)),
     ((1, 2, 12, 10), dict(kernel_size=(2, 3), stride=(3, 1), padding=(1, 1), dilation=(3, 1))),
+    ((2, 3, 9, 7), dict(kernel_size=2)),  # 2x2 windows, an odd row and column left out
 ]
 
 
@@ -54,6 +55,17 @@ def test_max_pool2d_ties_nan_and_inf():
   out = check(lambda t: F.max_pool2d(t, 2, return_indices=True), x, ops=['max_pool2d_with_indices'])
   # padding with an all -inf window: the first in-bounds element's index
   check(lambda t: F.max_pool2d(t, 2, 2, 1, return_indices=True), x, ops=['max_pool2d_with_indices'])
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64], ids=ids)
+def test_max_pool2d_two_by_two_ties_and_nans(dtype):
+  # 2x2 windows at stride 2 have a kernel of their own (cpp/runtime/max_pool_kernel.cpp):
+  # values of three levels tie in most windows (the first in row-major order wins), and
+  # NaNs (the last wins) fall anywhere.
+  g = torch.Generator().manual_seed(0)
+  x = torch.randint(0, 3, (4, 5, 10, 12), generator=g).to(dtype)
+  x[torch.rand(x.shape, generator=g) < 0.05] = float('nan')
+  check(lambda t: F.max_pool2d(t, 2, return_indices=True), x, ops=['max_pool2d_with_indices'])
 
 
 def test_max_pool2d_without_indices_and_module():

@@ -8,7 +8,10 @@
 // as scalar loops, and the backward as one masked select per offset scattered back by
 // pads and concatenations: MNIST's first pool, [128, 10, 24, 24] by 2x2, took 2 core-ms
 // forward in its step. These kernels read each window once and write the value and
-// its index; the backward adds each gradient at its index.
+// its index; the backward adds each gradient at its index. Windows of 2x2 at stride 2
+// without padding (most CNNs' pooling) take a loop of their own, vectorized over a row
+// of outputs: a graph of MNIST's first pool alone ran in 0.56 ms with the general one
+// and in 0.18 ms with it (eager PyTorch: 1.6 ms).
 //
 // Semantics are PyTorch's CPU kernel's: the window is clipped to the input, its first
 // element in row-major order starts as the maximum, a larger element or a NaN replaces
