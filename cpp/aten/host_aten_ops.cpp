@@ -472,8 +472,9 @@ TORCH_LIBRARY_IMPL(torch_xla_host, XLA, m) {
 // first yes).
 bool HostAtenAvailable() {
   static const bool available =
-      SingleThreadedAtenScope::Available() && (ProvidedCpuMemory::Install(), true) &&
-      runtime::RegisterCpuHostKernel(lowering::kHostAtenTarget, runtime::HostKernelHandler<RunHostAten>);
+      SingleThreadedAtenScope::Available() &&
+      runtime::RegisterCpuHostKernel(lowering::kHostAtenTarget, runtime::HostKernelHandler<RunHostAten>) &&
+      (ProvidedCpuMemory::Install(), true);  // only where host calls run
   return available;
 }
 
