@@ -327,18 +327,13 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
                        ")");
   }
 
-  if (device_kind_ == "CPU") {
+  // A handle of the library LoadPjrtPlugin loaded; plugins are never unloaded, so it is
+  // kept and never closed.
+  plugin_handle_ = dlopen(choice.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (device_kind_ == "CPU" && plugin_handle_ != nullptr) {
     // The CPU plugin's device memory is host memory from malloc: give its large buffers
     // a cache (host_block_cache.h) before its threads start.
-    if (void* handle = dlopen(choice.path.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
-      try {
-        internal::InstallHostBlockCache(handle);
-      } catch (...) {
-        dlclose(handle);
-        throw;
-      }
-      dlclose(handle);
-    }
+    internal::InstallHostBlockCache(plugin_handle_);
   }
 
   auto create_args = PJRT_ARGS(PJRT_Client_Create_Args);
@@ -427,10 +422,7 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
 void Client::ReleasePluginCode() {
   const char* setting = std::getenv("XLA_RELEASE_PLUGIN_CODE");
   if (setting != nullptr && std::string_view(setting) == "0") return;
-  if (void* handle = dlopen(plugin_path_.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
-    internal::ReleaseReadOnlyPages(handle);
-    dlclose(handle);
-  }
+  if (plugin_handle_ != nullptr) internal::ReleaseReadOnlyPages(plugin_handle_);
 }
 
 Client::~Client() {

@@ -207,6 +207,7 @@ class Client {
   std::string device_kind_;
   std::string platform_name_;
   std::string plugin_path_;
+  void* plugin_handle_ = nullptr;  // the plugin library's (dlopen), for its memory's hooks
   std::string plugin_identity_;
   struct Pending;  // completion events of enqueued executions, for WaitAll
   std::unique_ptr<Pending> pending_;

@@ -22,17 +22,10 @@ bool HasTextRelocations(const link_map* map) {
   return false;
 }
 
-struct Search {
-  const link_map* map;
-  std::size_t advised = 0;
-};
-
 int AdviseReadOnlySegments(dl_phdr_info* info, std::size_t, void* data) {
-  auto* search = static_cast<Search*>(data);
-  if (info->dlpi_addr != search->map->l_addr || info->dlpi_name == nullptr ||
-      std::strcmp(info->dlpi_name, search->map->l_name) != 0) {
+  const auto* map = static_cast<const link_map*>(data);
+  if (info->dlpi_addr != map->l_addr || info->dlpi_name == nullptr || std::strcmp(info->dlpi_name, map->l_name) != 0)
     return 0;
-  }
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& segment = info->dlpi_phdr[i];
@@ -42,21 +35,18 @@ int AdviseReadOnlySegments(dl_phdr_info* info, std::size_t, void* data) {
     const uintptr_t start = info->dlpi_addr + segment.p_vaddr;
     const uintptr_t begin = (start + page - 1) & ~(page - 1);
     const uintptr_t end = (start + segment.p_memsz) & ~(page - 1);
-    if (end <= begin) continue;
-    if (madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED) == 0) search->advised += end - begin;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
   return 1;  // found: stop iterating
 }
 
 }  // namespace
 
-std::size_t ReleaseReadOnlyPages(void* dl_handle) {
+void ReleaseReadOnlyPages(void* dl_handle) {
   link_map* map = nullptr;
-  if (dl_handle == nullptr || dlinfo(dl_handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return 0;
-  if (HasTextRelocations(map)) return 0;
-  Search search{map};
-  dl_iterate_phdr(AdviseReadOnlySegments, &search);
-  return search.advised;
+  if (dl_handle == nullptr || dlinfo(dl_handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return;
+  if (HasTextRelocations(map)) return;
+  dl_iterate_phdr(AdviseReadOnlySegments, map);
 }
 
 }  // namespace torch_xla::runtime::internal

@@ -8,16 +8,13 @@
 // (MADV_DONTNEED) unmaps them from the process and leaves them in the page cache, and the
 // code that runs again faults its pages back from there (minor faults, no disk reads
 // while the page cache holds them).
-#include <cstddef>
-
 namespace torch_xla::runtime::internal {
 
 // Advises away the pages of every PT_LOAD segment of the library `dl_handle` (from
 // dlopen) that is mapped without write permission: its code, constants and unwind
 // tables. Those pages were never written (a library with text relocations, which the
-// loader writes, is left alone), so nothing is lost. Returns the bytes of the ranges
-// advised (0 for such a library or a platform without madvise). Safe while other
-// threads run the library's code: they fault the pages back.
-std::size_t ReleaseReadOnlyPages(void* dl_handle);
+// loader writes, is left alone), so nothing is lost. Safe while other threads run the
+// library's code: they fault the pages back.
+void ReleaseReadOnlyPages(void* dl_handle);
 
 }  // namespace torch_xla::runtime::internal

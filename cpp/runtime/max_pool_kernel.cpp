@@ -251,15 +251,20 @@ void PoolPlanes(const Geometry& g, const T* x, T* values, int64_t* indices, int6
 }
 
 // Whether every window is 2x2 at stride 2 wholly inside a 2-D input (kernel 2, stride
-// 2, no padding, no dilation: the common pooling of CNNs). Its outputs are few per row
-// (MNIST's first pool: 12), so PoolPlanes' work per row (the window rows, the edges,
-// the tap offsets) cost more than the windows themselves.
-bool IsTwoByTwo(const Geometry& g, int64_t n, const std::vector<int64_t>& config) {
-  if (n != 2) return false;
-  for (int64_t a = 0; a < 2; ++a) {
-    if (config[1 + a] != 2 || config[3 + a] != 2 || config[5 + a] != 0 || config[7 + a] != 1) return false;
+// 2, no padding, no dilation: the common pooling of CNNs), from the taps SetTaps laid
+// out. Its outputs are few per row (MNIST's first pool: 12), so PoolPlanes' work per
+// row (the window rows, the edges, the tap offsets) cost more than the windows
+// themselves.
+bool IsTwoByTwo(const Geometry& g) {
+  if (g.in[0] != 1 || g.out[0] != 1 || g.taps[0][0].first != 0 || g.taps[0][0].count != 1 || g.dilation[1] != 1 ||
+      g.dilation[2] != 1)
+    return false;
+  for (int64_t dim = 1; dim < 3; ++dim) {
+    for (int64_t o = 0; o < g.out[dim]; ++o) {
+      if (g.taps[dim][o].first != 2 * o || g.taps[dim][o].count != 2) return false;
+    }
   }
-  return 2 * g.out[1] <= g.in[1] && 2 * g.out[2] <= g.in[2];
+  return true;
 }
 
 // PoolPlanes for IsTwoByTwo windows: the taps (0, 0), (0, 1), (1, 0), (1, 1) in
@@ -347,7 +352,7 @@ void MaxPool(const HostKernelCall& call) {
   Geometry g = MakeGeometry(kName, n, x.dims, values.dims);
   SetTaps(g, n, call.config);
   if (g.planes == 0 || g.out_plane() == 0) return;
-  const bool two_by_two = IsTwoByTwo(g, n, call.config);
+  const bool two_by_two = IsTwoByTwo(g);
   ForPlanes(call, g, x.type, [&](auto zero, int64_t begin, int64_t end) {
     using T = decltype(zero);
     const T* in = static_cast<const T*>(x.data);
