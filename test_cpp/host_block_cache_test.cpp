@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace torch_xla::runtime::internal {
 namespace {
@@ -96,6 +98,49 @@ TEST(HostBlockCacheTest, CachedBytesStayWithinCapacity) {
   ASSERT_TRUE(cache.Release(c));  // larger than the capacity: unmapped at once
   EXPECT_EQ(cache.cached_bytes(), 0u);
   ASSERT_TRUE(cache.Release(b));
+}
+
+// One execution's temporaries come back on another thread just after the next one asks
+// for its own: the request waits for them instead of mapping a second block.
+TEST(HostBlockCacheTest, TemporariesRequestWaitsForTheBlockAboutToComeBack) {
+  HostBlockCache cache(256 * kMiB);
+  const size_t temporaries = 22 * kMiB + 504;
+  cache.NoteTemporariesSize(temporaries);
+  void* running = cache.Allocate(temporaries, 64);
+  ASSERT_NE(running, nullptr);
+  std::thread finisher([&] {
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    cache.Release(running);
+  });
+  void* next = cache.Allocate(temporaries, 64);
+  finisher.join();
+  EXPECT_EQ(next, running);
+  EXPECT_EQ(cache.live_blocks(), 1u);
+  ASSERT_TRUE(cache.Release(next));
+}
+
+// Sizes not noted as temporaries (outputs), and a block that does not come back, do
+// not hold a request up beyond kReleaseWait.
+TEST(HostBlockCacheTest, OtherRequestsMapANewBlockWithoutWaitingLong) {
+  HostBlockCache cache(256 * kMiB);
+  const size_t output = 20 * kMiB;
+  void* held = cache.Allocate(output, 64);
+  auto start = std::chrono::steady_clock::now();
+  void* other = cache.Allocate(output, 64);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, HostBlockCache::kReleaseWait);
+  ASSERT_NE(other, nullptr);
+  EXPECT_NE(other, held);
+
+  cache.NoteTemporariesSize(output);  // now a live block of that size may come back
+  start = std::chrono::steady_clock::now();
+  void* third = cache.Allocate(output, 64);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, HostBlockCache::kReleaseWait);
+  EXPECT_LT(waited, std::chrono::seconds(1));
+  ASSERT_NE(third, nullptr);
+  EXPECT_NE(third, held);
+  EXPECT_NE(third, other);
+  for (void* block : {held, other, third}) EXPECT_TRUE(cache.Release(block));
 }
 
 }  // namespace

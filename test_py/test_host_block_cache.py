@@ -69,3 +69,29 @@ def test_malformed_capacity_is_an_error_naming_the_variable():
             '  print("raised:", e)\n')
   out = run_child(script, '2GB')
   assert 'raised:' in out and "XLA_CPU_BLOCK_CACHE_MB must be a non-negative integer (megabytes), got '2GB'" in out, out
+
+
+def test_back_to_back_steps_share_one_block_of_temporaries():
+  # Each step starts when the one before completes (it reads its weights), on another
+  # worker thread, while the one before is still freeing its temporaries: the cache
+  # waits for them instead of mapping a second block.
+  torch.manual_seed(0)
+  x_cpu, w_cpu = torch.randn(1024, 512), torch.randn(512, 4096) * 0.05
+
+  def step(x, w):
+    h = torch.relu(x @ w)
+    return w - 1e-3 * (x.t() @ (h * h.sigmoid())) / 1024
+
+  expected = w_cpu
+  for _ in range(12):
+    expected = step(x_cpu, expected)
+  x, w = x_cpu.to(DEV), w_cpu.to(DEV)
+  w = step(x, w)
+  xm.mark_step()
+  xm.wait_device_ops()
+  misses = counter('HostBlockCacheMiss')
+  for _ in range(11):
+    w = step(x, w)
+    xm.mark_step()
+  torch.testing.assert_close(w.cpu(), expected, rtol=1e-4, atol=1e-4)
+  assert counter('HostBlockCacheMiss') == misses

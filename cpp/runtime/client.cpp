@@ -236,6 +236,9 @@ ExecutablePtr Describe(const PJRT_Api* api, PJRT_LoadedExecutable* loaded, int n
     } else {
       memory_needed = std::max<int64_t>(0, stats.output_size_in_bytes + stats.temp_size_in_bytes -
                                                stats.alias_size_in_bytes);
+      if (internal::HostBlockCache* blocks = internal::InstalledHostBlockCache(); blocks != nullptr) {
+        blocks->NoteTemporariesSize(static_cast<std::size_t>(stats.temp_size_in_bytes));
+      }
     }
   }
   auto destroy_args = PJRT_ARGS(PJRT_Executable_Destroy_Args);

@@ -33,30 +33,59 @@ HostBlockCache::~HostBlockCache() {
   for (const Block& block : cached_) munmap(block.base, block.mapped);
 }
 
+void* HostBlockCache::TakeCachedLocked(size_t bytes, size_t wanted) {
+  // The cached block with the fewest touched pages among those that fit without leaving
+  // more than a quarter of their touched pages unused.
+  auto best = cached_.end();
+  for (auto it = cached_.begin(); it != cached_.end(); ++it) {
+    if (it->mapped >= wanted && it->touched <= wanted + wanted / 4 &&
+        (best == cached_.end() || it->touched < best->touched)) {
+      best = it;
+    }
+  }
+  if (best == cached_.end()) return nullptr;
+  Block block = *best;
+  cached_.erase(best);
+  cached_bytes_ -= block.touched;
+  block.touched = std::max(block.touched, wanted);
+  block.requested = bytes;
+  live_.push_back(block);
+  return block.base;
+}
+
+bool HostBlockCache::ReleaseExpectedLocked(size_t bytes) const {
+  return std::find(temporaries_sizes_.begin(), temporaries_sizes_.end(), bytes) != temporaries_sizes_.end() &&
+         std::any_of(live_.begin(), live_.end(), [&](const Block& block) { return block.requested == bytes; });
+}
+
+void HostBlockCache::NoteTemporariesSize(size_t bytes) {
+  if (bytes < kMinBlockBytes) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (std::find(temporaries_sizes_.begin(), temporaries_sizes_.end(), bytes) == temporaries_sizes_.end()) {
+    temporaries_sizes_.push_back(bytes);
+  }
+}
+
 void* HostBlockCache::Allocate(size_t bytes, size_t alignment) {
   if (bytes < kMinBlockBytes || alignment > PageSize()) return nullptr;
   static metrics::Counter* hits = metrics::GetCounter("HostBlockCacheHit");
   static metrics::Counter* misses = metrics::GetCounter("HostBlockCacheMiss");
+  static metrics::Counter* awaited = metrics::GetCounter("HostBlockCacheAwaitedRelease");
+  static metrics::Counter* not_released = metrics::GetCounter("HostBlockCacheReleaseWaitTimedOut");
   const size_t wanted = RoundToGranule(bytes);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // The cached block with the fewest touched pages among those that fit without
-    // leaving more than a quarter of their touched pages unused.
-    auto best = cached_.end();
-    for (auto it = cached_.begin(); it != cached_.end(); ++it) {
-      if (it->mapped >= wanted && it->touched <= wanted + wanted / 4 &&
-          (best == cached_.end() || it->touched < best->touched)) {
-        best = it;
+    std::unique_lock<std::mutex> lock(mutex_);
+    void* block = TakeCachedLocked(bytes, wanted);
+    if (block == nullptr && ReleaseExpectedLocked(bytes)) {
+      if (released_.wait_for(lock, kReleaseWait, [&] { return (block = TakeCachedLocked(bytes, wanted)) != nullptr; })) {
+        awaited->Add();
+      } else {
+        not_released->Add();
       }
     }
-    if (best != cached_.end()) {
-      Block block = *best;
-      cached_.erase(best);
-      cached_bytes_ -= block.touched;
-      block.touched = std::max(block.touched, wanted);
-      live_.push_back(block);
+    if (block != nullptr) {
       hits->Add();
-      return block.base;
+      return block;
     }
   }
   const size_t mapped = RoundToGranule(wanted + wanted / 4);
@@ -65,7 +94,7 @@ void* HostBlockCache::Allocate(size_t bytes, size_t alignment) {
   madvise(base, mapped, MADV_HUGEPAGE);  // advisory: ignored where huge pages are off
   misses->Add();
   std::lock_guard<std::mutex> lock(mutex_);
-  live_.push_back({base, mapped, wanted});
+  live_.push_back({base, mapped, wanted, bytes});
   return base;
 }
 
@@ -83,6 +112,7 @@ bool HostBlockCache::Release(void* pointer) {
     cached_bytes_ += block.touched;
     EvictToCapacityLocked(&unmap);
   }
+  released_.notify_all();
   for (const Block& block : unmap) munmap(block.base, block.mapped);
   return true;
 }
@@ -146,6 +176,8 @@ void CachedFree(void* pointer) {
 }
 
 }  // namespace
+
+HostBlockCache* InstalledHostBlockCache() { return process_cache; }
 
 bool InstallHostBlockCache(void* plugin_handle) {
   const size_t capacity = CapacityFromEnvironment();

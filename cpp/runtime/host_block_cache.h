@@ -9,6 +9,8 @@
 // a similar size, as a GPU runtime's caching allocator does for device memory. The PJRT
 // C API has no allocator hook, so the plugin's own aligned-allocation and free imports
 // are rebound to the cache (elf_import_rebind.h).
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <vector>
@@ -36,7 +38,18 @@ class HostBlockCache {
   // graph before (a training step's first graph and its steady one: 85.7 and 86.4 MB
   // for the TransformerEncoder of benchmarks/bench_models.py) grows into the same block
   // instead of keeping a second one mapped for the rest of the process.
+  //
+  // A request of a size noted by NoteTemporariesSize that finds no cached block while a
+  // block asked for with that very size is live waits up to kReleaseWait for a block to
+  // come back. An XLA CPU execution allocates its temporaries on a worker thread when it
+  // starts and frees them there just after it completes; the next step's execution,
+  // started by that completion on another thread, would otherwise map a second block
+  // beside the one about to come back, and the process would keep both mapped.
   void* Allocate(size_t bytes, size_t alignment);
+  static constexpr std::chrono::milliseconds kReleaseWait{3};
+
+  // Notes that an executable allocates its temporaries as one request of `bytes`.
+  void NoteTemporariesSize(size_t bytes);
 
   // Takes back a block from Allocate and returns true; false for any other pointer
   // (which the caller then frees itself). Cheap for pointers that are not blocks.
@@ -50,12 +63,17 @@ class HostBlockCache {
   struct Block {
     void* base;
     size_t mapped;   // the mapping's size
-    size_t touched;  // the largest request it served: its resident part
+    size_t touched;    // the largest request it served: its resident part
+    size_t requested;  // the request it serves now (live blocks)
   };
+  void* TakeCachedLocked(size_t bytes, size_t wanted);
+  bool ReleaseExpectedLocked(size_t bytes) const;
   void EvictToCapacityLocked(std::vector<Block>* unmap);
 
   const size_t capacity_bytes_;
   mutable std::mutex mutex_;
+  std::condition_variable released_;
+  std::vector<size_t> temporaries_sizes_;
   std::vector<Block> live_;
   std::vector<Block> cached_;  // oldest first: evicted first
   size_t cached_bytes_ = 0;
@@ -68,5 +86,8 @@ class HostBlockCache {
 // RuntimeError. Returns whether the plugin's imports now go through the cache. Call it
 // before the plugin runs code on other threads.
 bool InstallHostBlockCache(void* plugin_handle);
+
+// The cache InstallHostBlockCache made, or nullptr where it made none.
+HostBlockCache* InstalledHostBlockCache();
 
 }  // namespace torch_xla::runtime::internal
