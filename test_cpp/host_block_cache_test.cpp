@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 namespace torch_xla::runtime::internal {
 namespace {
@@ -23,7 +24,34 @@ TEST(HostBlockCacheTest, SmallRequestsAndLargeAlignmentsAreLeftToMalloc) {
   HostBlockCache cache(256 * kMiB);
   EXPECT_EQ(cache.Allocate(HostBlockCache::kMinBlockBytes - 1, 64), nullptr);
   EXPECT_EQ(cache.Allocate(64 * kMiB, 1 << 16), nullptr);
+  cache.NoteTemporariesSize(HostBlockCache::kMinTemporariesBytes - 1);  // too small to note
+  EXPECT_EQ(cache.Allocate(HostBlockCache::kMinTemporariesBytes - 1, 64), nullptr);
   EXPECT_EQ(cache.live_blocks(), 0u);
+}
+
+// Temporaries below kMinBlockBytes are blocks too, so that threads share them; the
+// cache keeps at most kSmallBlocksCapacity of such blocks.
+TEST(HostBlockCacheTest, SmallTemporariesAreBlocksWithinTheirOwnCapacity) {
+  HostBlockCache cache(1024 * kMiB);
+  const size_t temporaries = 13 * kMiB + 40;
+  cache.NoteTemporariesSize(temporaries);
+  EXPECT_EQ(cache.Allocate(temporaries + 64, 64), nullptr);  // another size: malloc's
+  void* block = cache.Allocate(temporaries, 64);
+  ASSERT_NE(block, nullptr);
+  ASSERT_TRUE(cache.Release(block));
+  EXPECT_EQ(cache.Allocate(temporaries, 64), block);
+  ASSERT_TRUE(cache.Release(block));
+
+  // (The second request waits kReleaseWait for the live one; the size is not waited for
+  // again.)
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < 8; ++i) {
+    blocks.push_back(cache.Allocate(temporaries, 64));
+    ASSERT_NE(blocks.back(), nullptr);
+  }
+  for (void* b : blocks) ASSERT_TRUE(cache.Release(b));
+  EXPECT_LE(cache.cached_bytes(), HostBlockCache::kSmallBlocksCapacity);
+  EXPECT_GT(cache.cached_bytes(), HostBlockCache::kSmallBlocksCapacity / 2);
 }
 
 TEST(HostBlockCacheTest, LargeBlockIsPageAlignedAndWritable) {
@@ -140,7 +168,12 @@ TEST(HostBlockCacheTest, OtherRequestsMapANewBlockWithoutWaitingLong) {
   ASSERT_NE(third, nullptr);
   EXPECT_NE(third, held);
   EXPECT_NE(third, other);
-  for (void* block : {held, other, third}) EXPECT_TRUE(cache.Release(block));
+  // That wait timed out: the size is not waited for again.
+  start = std::chrono::steady_clock::now();
+  void* fourth = cache.Allocate(output, 64);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, HostBlockCache::kReleaseWait);
+  ASSERT_NE(fourth, nullptr);
+  for (void* block : {held, other, third, fourth}) EXPECT_TRUE(cache.Release(block));
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ void* HostBlockCache::TakeCachedLocked(size_t bytes, size_t wanted) {
   Block block = *best;
   cached_.erase(best);
   cached_bytes_ -= block.touched;
+  if (block.touched < kMinBlockBytes) cached_small_bytes_ -= block.touched;
   block.touched = std::max(block.touched, wanted);
   block.requested = bytes;
   live_.push_back(block);
@@ -54,20 +55,18 @@ void* HostBlockCache::TakeCachedLocked(size_t bytes, size_t wanted) {
 }
 
 bool HostBlockCache::ReleaseExpectedLocked(size_t bytes) const {
-  return std::find(temporaries_sizes_.begin(), temporaries_sizes_.end(), bytes) != temporaries_sizes_.end() &&
+  return temporaries_sizes_.count(bytes) != 0 && not_awaited_sizes_.count(bytes) == 0 &&
          std::any_of(live_.begin(), live_.end(), [&](const Block& block) { return block.requested == bytes; });
 }
 
 void HostBlockCache::NoteTemporariesSize(size_t bytes) {
-  if (bytes < kMinBlockBytes) return;
+  if (bytes < kMinTemporariesBytes) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (std::find(temporaries_sizes_.begin(), temporaries_sizes_.end(), bytes) == temporaries_sizes_.end()) {
-    temporaries_sizes_.push_back(bytes);
-  }
+  temporaries_sizes_.insert(bytes);
 }
 
 void* HostBlockCache::Allocate(size_t bytes, size_t alignment) {
-  if (bytes < kMinBlockBytes || alignment > PageSize()) return nullptr;
+  if (bytes < kMinTemporariesBytes || alignment > PageSize()) return nullptr;
   static metrics::Counter* hits = metrics::GetCounter("HostBlockCacheHit");
   static metrics::Counter* misses = metrics::GetCounter("HostBlockCacheMiss");
   static metrics::Counter* awaited = metrics::GetCounter("HostBlockCacheAwaitedRelease");
@@ -75,12 +74,16 @@ void* HostBlockCache::Allocate(size_t bytes, size_t alignment) {
   const size_t wanted = RoundToGranule(bytes);
   {
     std::unique_lock<std::mutex> lock(mutex_);
+    if (bytes < kMinBlockBytes && temporaries_sizes_.count(bytes) == 0) return nullptr;
     void* block = TakeCachedLocked(bytes, wanted);
     if (block == nullptr && ReleaseExpectedLocked(bytes)) {
       if (released_.wait_for(lock, kReleaseWait, [&] { return (block = TakeCachedLocked(bytes, wanted)) != nullptr; })) {
         awaited->Add();
       } else {
+        // Its live blocks are not one execution's about to end (replicas running at
+        // once, or a result of that size): later requests of the size do not wait.
         not_released->Add();
+        not_awaited_sizes_.insert(bytes);
       }
     }
     if (block != nullptr) {
@@ -91,7 +94,7 @@ void* HostBlockCache::Allocate(size_t bytes, size_t alignment) {
   const size_t mapped = RoundToGranule(wanted + wanted / 4);
   void* base = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) return nullptr;
-  madvise(base, mapped, MADV_HUGEPAGE);  // advisory: ignored where huge pages are off
+  if (bytes >= kMinBlockBytes) madvise(base, mapped, MADV_HUGEPAGE);  // advisory: ignored where huge pages are off
   misses->Add();
   std::lock_guard<std::mutex> lock(mutex_);
   live_.push_back({base, mapped, wanted, bytes});
@@ -110,6 +113,7 @@ bool HostBlockCache::Release(void* pointer) {
     live_.erase(it);
     cached_.push_back(block);
     cached_bytes_ += block.touched;
+    if (block.touched < kMinBlockBytes) cached_small_bytes_ += block.touched;
     EvictToCapacityLocked(&unmap);
   }
   released_.notify_all();
@@ -118,11 +122,16 @@ bool HostBlockCache::Release(void* pointer) {
 }
 
 void HostBlockCache::EvictToCapacityLocked(std::vector<Block>* unmap) {
-  while (cached_bytes_ > capacity_bytes_ && !cached_.empty()) {
-    unmap->push_back(cached_.front());
-    cached_bytes_ -= cached_.front().touched;
-    cached_.erase(cached_.begin());
+  auto evict = [&](std::vector<Block>::iterator it) {
+    unmap->push_back(*it);
+    cached_bytes_ -= it->touched;
+    if (it->touched < kMinBlockBytes) cached_small_bytes_ -= it->touched;
+    cached_.erase(it);
+  };
+  while (cached_small_bytes_ > kSmallBlocksCapacity) {
+    evict(std::find_if(cached_.begin(), cached_.end(), [](const Block& b) { return b.touched < kMinBlockBytes; }));
   }
+  while (cached_bytes_ > capacity_bytes_ && !cached_.empty()) evict(cached_.begin());
 }
 
 size_t HostBlockCache::cached_bytes() const {

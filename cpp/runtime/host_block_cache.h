@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 namespace torch_xla::runtime::internal {
@@ -21,6 +22,16 @@ class HostBlockCache {
  public:
   // Requests below this size are left to malloc: glibc reuses their memory itself.
   static constexpr size_t kMinBlockBytes = size_t{16} << 20;
+  // Except an executable's temporaries (NoteTemporariesSize) from this size on. glibc
+  // serves each thread from an arena of its own and keeps up to twice the largest
+  // allocation it recently unmapped free in each: an executable whose runs alternate
+  // between two worker threads kept two copies of its temporaries' memory (MNIST's 10 MB
+  // in benchmarks/bench_models.py). From the cache, the runs share one block.
+  static constexpr size_t kMinTemporariesBytes = size_t{1} << 20;
+  // Cached blocks below kMinBlockBytes are kept up to this many bytes in all (the
+  // temporaries of the latest graphs), so that a process running many small graphs keeps
+  // few of them mapped.
+  static constexpr size_t kSmallBlocksCapacity = size_t{64} << 20;
 
   // Keeps at most `capacity_bytes` of freed blocks mapped.
   explicit HostBlockCache(size_t capacity_bytes) : capacity_bytes_(capacity_bytes) {}
@@ -30,7 +41,8 @@ class HostBlockCache {
 
   // A block of at least `bytes`, aligned to `alignment`: a cached one whose touched
   // pages are at most a quarter more than the request, or a new mapping. nullptr for a
-  // request below kMinBlockBytes, an alignment above the page size, or a failed mapping;
+  // request below kMinBlockBytes (other than temporaries), an alignment above the page
+  // size, or a failed mapping;
   // the caller then uses malloc.
   //
   // A new mapping reserves a quarter more address space than it is asked for, untouched
@@ -44,11 +56,15 @@ class HostBlockCache {
   // come back. An XLA CPU execution allocates its temporaries on a worker thread when it
   // starts and frees them there just after it completes; the next step's execution,
   // started by that completion on another thread, would otherwise map a second block
-  // beside the one about to come back, and the process would keep both mapped.
+  // beside the one about to come back, and the process would keep both mapped. The wait
+  // is mostly tens of microseconds; a few milliseconds where the freeing thread waits for
+  // a core (2 cores, the tracing thread and the new execution's worker busy). A size
+  // whose wait timed out once is not waited for again.
   void* Allocate(size_t bytes, size_t alignment);
-  static constexpr std::chrono::milliseconds kReleaseWait{3};
+  static constexpr std::chrono::milliseconds kReleaseWait{20};
 
-  // Notes that an executable allocates its temporaries as one request of `bytes`.
+  // Notes that an executable allocates its temporaries as one request of `bytes`. Sizes
+  // below kMinTemporariesBytes are not noted.
   void NoteTemporariesSize(size_t bytes);
 
   // Takes back a block from Allocate and returns true; false for any other pointer
@@ -73,7 +89,9 @@ class HostBlockCache {
   const size_t capacity_bytes_;
   mutable std::mutex mutex_;
   std::condition_variable released_;
-  std::vector<size_t> temporaries_sizes_;
+  std::unordered_set<size_t> temporaries_sizes_;
+  std::unordered_set<size_t> not_awaited_sizes_;  // whose wait once timed out
+  size_t cached_small_bytes_ = 0;  // of the cached blocks below kMinBlockBytes
   std::vector<Block> live_;
   std::vector<Block> cached_;  // oldest first: evicted first
   size_t cached_bytes_ = 0;
