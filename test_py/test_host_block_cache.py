@@ -95,3 +95,19 @@ def test_back_to_back_steps_share_one_block_of_temporaries():
     xm.mark_step()
   torch.testing.assert_close(w.cpu(), expected, rtol=1e-4, atol=1e-4)
   assert counter('HostBlockCacheMiss') == misses
+
+
+def test_mid_sized_results_come_back_to_the_pool_for_the_next_step():
+  # 512 x 512 float32 results are 1 MB: pooled (host_buffer_pool.h), whichever thread
+  # frees them, and the next step's result of that size reuses the last one's buffer.
+  torch.manual_seed(0)
+  a_cpu, b_cpu = torch.randn(512, 512), torch.randn(512, 512)
+  a, b = a_cpu.to(DEV), b_cpu.to(DEV)
+  for step in range(6):
+    c = torch.tanh(a * 0.5 + b * step)  # the last step's result is dropped here
+    xm.mark_step()
+    xm.wait_device_ops()
+    if step == 1:
+      reused = counter('HostBufferPoolReuse')
+  torch.testing.assert_close(c.cpu(), torch.tanh(a_cpu * 0.5 + b_cpu * 5), rtol=1e-5, atol=1e-5)
+  assert counter('HostBufferPoolReuse') >= reused + 4

@@ -11,6 +11,7 @@
 
 #include "runtime/client.h"
 #include "runtime/elf_import_rebind.h"
+#include "runtime/host_buffer_pool.h"
 #include "runtime/metrics.h"
 
 namespace torch_xla::runtime::internal {
@@ -166,9 +167,16 @@ size_t CapacityFromEnvironment() {
 // Never destroyed: the plugin may free blocks while the process exits, after static
 // destructors of this library have run.
 HostBlockCache* process_cache = nullptr;
+HostBufferPool* process_pool = nullptr;
+
+// Large blocks and temporaries from the cache, mid-sized buffers from the pool.
+void* PooledAllocate(size_t bytes, size_t alignment) {
+  if (void* block = process_cache->Allocate(bytes, alignment)) return block;
+  return process_pool->Allocate(bytes, alignment);
+}
 
 int CachedPosixMemalign(void** out, size_t alignment, size_t bytes) {
-  if (void* block = process_cache->Allocate(bytes, alignment)) {
+  if (void* block = PooledAllocate(bytes, alignment)) {
     *out = block;
     return 0;
   }
@@ -176,12 +184,12 @@ int CachedPosixMemalign(void** out, size_t alignment, size_t bytes) {
 }
 
 void* CachedAlignedAlloc(size_t alignment, size_t bytes) {
-  if (void* block = process_cache->Allocate(bytes, alignment)) return block;
+  if (void* block = PooledAllocate(bytes, alignment)) return block;
   return aligned_alloc(alignment, bytes);
 }
 
 void CachedFree(void* pointer) {
-  if (!process_cache->Release(pointer)) free(pointer);
+  if (!process_cache->Release(pointer) && !process_pool->Release(pointer)) free(pointer);
 }
 
 }  // namespace
@@ -192,6 +200,7 @@ bool InstallHostBlockCache(void* plugin_handle) {
   const size_t capacity = CapacityFromEnvironment();
   if (capacity == 0) return false;
   if (process_cache == nullptr) process_cache = new HostBlockCache(capacity);
+  if (process_pool == nullptr) process_pool = new HostBufferPool(std::min(capacity, kBufferPoolCapacity));
   const std::array<ImportRebinding, 3> rebindings = {{
       {"free", reinterpret_cast<void*>(&CachedFree)},
       {"posix_memalign", reinterpret_cast<void*>(&CachedPosixMemalign)},

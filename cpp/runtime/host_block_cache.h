@@ -98,11 +98,14 @@ class HostBlockCache {
 };
 
 // Routes the large aligned allocations of the plugin loaded as `plugin_handle` (its
-// posix_memalign, aligned_alloc and free imports) through one process-wide cache.
-// $XLA_CPU_BLOCK_CACHE_MB sets the cache's capacity (default: 2048, at most a quarter of
-// physical memory); 0 turns it off; a value that is not a non-negative integer throws
-// RuntimeError. Returns whether the plugin's imports now go through the cache. Call it
-// before the plugin runs code on other threads.
+// posix_memalign, aligned_alloc and free imports) through one process-wide cache, and
+// its mid-sized ones through one process-wide HostBufferPool (host_buffer_pool.h) that
+// keeps at most kBufferPoolCapacity free. $XLA_CPU_BLOCK_CACHE_MB sets the cache's
+// capacity (default: 2048, at most a quarter of physical memory; the pool keeps no more
+// than that either); 0 turns both off; a value that is not a non-negative integer throws
+// RuntimeError. Returns whether the plugin's imports now go through them. Call it before
+// the plugin runs code on other threads.
+constexpr size_t kBufferPoolCapacity = size_t{128} << 20;
 bool InstallHostBlockCache(void* plugin_handle);
 
 // The cache InstallHostBlockCache made, or nullptr where it made none.

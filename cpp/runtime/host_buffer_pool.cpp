@@ -1,0 +1,87 @@
+#include "runtime/host_buffer_pool.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "runtime/metrics.h"
+
+namespace torch_xla::runtime::internal {
+namespace {
+
+size_t PageSize() {
+  static const size_t page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return page_size;
+}
+
+}  // namespace
+
+HostBufferPool::~HostBufferPool() {
+  for (const FreeBuffer& buffer : free_) munmap(buffer.base, buffer.bytes);
+}
+
+void* HostBufferPool::Allocate(size_t bytes, size_t alignment) {
+  if (bytes < kMinBytes || bytes >= kEndBytes || alignment > PageSize()) return nullptr;
+  static metrics::Counter* reused = metrics::GetCounter("HostBufferPoolReuse");
+  static metrics::Counter* mapped = metrics::GetCounter("HostBufferPoolMap");
+  const size_t rounded = (bytes + PageSize() - 1) / PageSize() * PageSize();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto same_size = free_by_size_.find(rounded);
+    if (same_size != free_by_size_.end() && !same_size->second.empty()) {
+      // The most recently freed: its pages are the likeliest to be in the caches.
+      FreeList::iterator it = same_size->second.back();
+      same_size->second.pop_back();
+      void* base = it->base;
+      free_.erase(it);
+      free_bytes_ -= rounded;
+      live_.emplace(base, rounded);
+      reused->Add();
+      return base;
+    }
+  }
+  void* base = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return nullptr;
+  mapped->Add();
+  std::lock_guard<std::mutex> lock(mutex_);
+  live_.emplace(base, rounded);
+  return base;
+}
+
+bool HostBufferPool::Release(void* pointer) {
+  if (pointer == nullptr || reinterpret_cast<uintptr_t>(pointer) % PageSize() != 0) return false;
+  std::vector<FreeBuffer> unmap;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto live = live_.find(pointer);
+    if (live == live_.end()) return false;
+    const size_t bytes = live->second;
+    live_.erase(live);
+    free_by_size_[bytes].push_back(free_.insert(free_.end(), {pointer, bytes}));
+    free_bytes_ += bytes;
+    while (free_bytes_ > capacity_bytes_) {
+      const FreeBuffer oldest = free_.front();
+      std::vector<FreeList::iterator>& list = free_by_size_[oldest.bytes];
+      list.erase(std::find(list.begin(), list.end(), free_.begin()));
+      free_.pop_front();
+      free_bytes_ -= oldest.bytes;
+      unmap.push_back(oldest);
+    }
+  }
+  for (const FreeBuffer& buffer : unmap) munmap(buffer.base, buffer.bytes);
+  return true;
+}
+
+size_t HostBufferPool::free_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return free_bytes_;
+}
+
+size_t HostBufferPool::live_buffers() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return live_.size();
+}
+
+}  // namespace torch_xla::runtime::internal

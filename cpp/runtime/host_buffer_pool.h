@@ -1,0 +1,61 @@
+#pragma once
+// A pool of the CPU plugin's mid-sized buffers (64 KB up to the host block cache's
+// blocks), shared by all threads.
+//
+// XLA's CPU runtime allocates an execution's results, and the buffers of host-to-device
+// transfers, on whichever thread runs or enqueues the work: glibc serves each thread from
+// an arena of its own, and with the thresholds host convolutions set
+// (host_convolution.cpp: 64 MB of free memory kept per arena) each arena keeps what its
+// thread freed. When an execution's results land in the arena of a thread that had not
+// run the graph before, the process holds a second copy of them: ResNet-18's peak in
+// benchmarks/bench_models.py read 604-631 MB in such runs against 560-568 MB in the
+// others. Buffers from this pool come back to it whichever thread frees them, and the
+// next request of the same size, on any thread, takes one: a training step's results
+// have the same sizes every step.
+#include <cstddef>
+#include <list>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace torch_xla::runtime::internal {
+
+class HostBufferPool {
+ public:
+  // Requests from this size on, and below kEndBytes, are pooled.
+  static constexpr size_t kMinBytes = size_t{64} << 10;
+  static constexpr size_t kEndBytes = size_t{16} << 20;
+
+  // Keeps at most `capacity_bytes` of free buffers mapped (oldest freed go first).
+  explicit HostBufferPool(size_t capacity_bytes) : capacity_bytes_(capacity_bytes) {}
+  HostBufferPool(const HostBufferPool&) = delete;
+  HostBufferPool& operator=(const HostBufferPool&) = delete;
+  ~HostBufferPool();
+
+  // A page-aligned buffer of at least `bytes`: a free one of the same size in pages, or
+  // a new mapping. nullptr for a size outside [kMinBytes, kEndBytes), an alignment above
+  // the page size, or a failed mapping; the caller then uses malloc.
+  void* Allocate(size_t bytes, size_t alignment);
+
+  // Takes back a buffer from Allocate and returns true; false for any other pointer.
+  bool Release(void* pointer);
+
+  size_t free_bytes() const;
+  size_t live_buffers() const;
+
+ private:
+  struct FreeBuffer {
+    void* base;
+    size_t bytes;  // a whole number of pages
+  };
+  using FreeList = std::list<FreeBuffer>;  // oldest freed first
+
+  const size_t capacity_bytes_;
+  mutable std::mutex mutex_;
+  FreeList free_;
+  std::unordered_map<size_t, std::vector<FreeList::iterator>> free_by_size_;
+  std::unordered_map<void*, size_t> live_;  // base -> bytes
+  size_t free_bytes_ = 0;
+};
+
+}  // namespace torch_xla::runtime::internal
