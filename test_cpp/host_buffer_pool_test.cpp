@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -67,6 +68,54 @@ TEST(HostBufferPoolTest, FreeBuffersStayWithinCapacityOldestGoingFirst) {
   EXPECT_EQ(pool.free_bytes(), 0u);
   EXPECT_TRUE(pool.Release(a));
   EXPECT_TRUE(pool.Release(b));
+}
+
+// A launch's dropped outputs come back on another thread just after it completes; the
+// next launch waits for them, and then takes them.
+TEST(HostBufferPoolTest, AwaitExpectedReleasesWaitsForTheLaunchsDroppedBuffers) {
+  HostBufferPool pool(64 * kMiB);
+  void* gradient = pool.Allocate(2 * kMiB, 64);
+  ASSERT_NE(gradient, nullptr);
+  pool.ExpectRelease(2 * kMiB, /*launch=*/7);
+  EXPECT_TRUE(pool.AwaitExpectedReleases(/*launch=*/6, std::chrono::milliseconds(1)));  // expects nothing
+  std::thread finisher([&] {
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    pool.Release(gradient);
+  });
+  EXPECT_TRUE(pool.AwaitExpectedReleases(7, std::chrono::seconds(5)));
+  finisher.join();
+  EXPECT_EQ(pool.Allocate(2 * kMiB, 64), gradient);
+  EXPECT_TRUE(pool.Release(gradient));
+}
+
+// An expected release that does not come ends the wait at its bound, and its size is
+// not expected again.
+TEST(HostBufferPoolTest, ReleasesThatDoNotComeAreNotExpectedAgain) {
+  HostBufferPool pool(64 * kMiB);
+  pool.ExpectRelease(3 * kMiB, 1);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(pool.AwaitExpectedReleases(1, std::chrono::milliseconds(10)));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(10));
+  pool.ExpectRelease(3 * kMiB, 2);
+  start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(pool.AwaitExpectedReleases(2, std::chrono::seconds(5)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(10));
+  // Sizes outside the pool's range are never expected.
+  pool.ExpectRelease(HostBufferPool::kEndBytes, 3);
+  EXPECT_TRUE(pool.AwaitExpectedReleases(3, std::chrono::seconds(5)));
+}
+
+// A release counts against the oldest launch expecting its size.
+TEST(HostBufferPoolTest, ReleasesCountAgainstTheOldestExpectingLaunch) {
+  HostBufferPool pool(64 * kMiB);
+  void* a = pool.Allocate(1 * kMiB, 64);
+  void* b = pool.Allocate(1 * kMiB, 64);
+  pool.ExpectRelease(1 * kMiB, 4);
+  pool.ExpectRelease(1 * kMiB, 5);
+  ASSERT_TRUE(pool.Release(a));
+  EXPECT_TRUE(pool.AwaitExpectedReleases(4, std::chrono::milliseconds(1)));
+  ASSERT_TRUE(pool.Release(b));
+  EXPECT_TRUE(pool.AwaitExpectedReleases(5, std::chrono::milliseconds(1)));
 }
 
 }  // namespace

@@ -104,10 +104,35 @@ def test_mid_sized_results_come_back_to_the_pool_for_the_next_step():
   a_cpu, b_cpu = torch.randn(512, 512), torch.randn(512, 512)
   a, b = a_cpu.to(DEV), b_cpu.to(DEV)
   for step in range(6):
-    c = torch.tanh(a * 0.5 + b * step)  # the last step's result is dropped here
+    c = torch.tanh(a * 0.5 + b)  # the last step's result is dropped here
     xm.mark_step()
     xm.wait_device_ops()
     if step == 1:
       reused = counter('HostBufferPoolReuse')
-  torch.testing.assert_close(c.cpu(), torch.tanh(a_cpu * 0.5 + b_cpu * 5), rtol=1e-5, atol=1e-5)
+  torch.testing.assert_close(c.cpu(), torch.tanh(a_cpu * 0.5 + b_cpu), rtol=1e-5, atol=1e-5)
   assert counter('HostBufferPoolReuse') >= reused + 4
+
+
+def test_results_dropped_while_their_step_runs_come_back_before_the_next_step():
+  # A graph of 32 MB and more waits for the one before before it is enqueued, and then
+  # for the results the one before dropped while it ran (here the gradient, as
+  # zero_grad drops it): the plugin frees them just after that step completes, and the
+  # next step takes them from the pool instead of mapping its own. Every expected
+  # release comes (a wait that ran out would stall a launch 20 ms).
+  torch.manual_seed(0)
+  x_cpu, w_cpu = torch.randn(1024, 512), torch.randn(512, 4096) * 0.05
+  x, w = x_cpu.to(DEV), w_cpu.to(DEV)
+  expected_w = w_cpu
+  expected_before = counter('HostBufferPoolExpectedRelease')
+  for step in range(10):
+    h = torch.relu(x @ w)
+    grad = x.t() @ (h * h.sigmoid()) / 1024  # 512 x 4096: 8 MB, pooled
+    w = w - 1e-3 * grad
+    xm.mark_step()  # back to back: this grad is dropped while its step may still run
+  for _ in range(10):
+    h = torch.relu(x_cpu @ expected_w)
+    expected_w = expected_w - 1e-3 * (x_cpu.t() @ (h * h.sigmoid()) / 1024)
+  torch.testing.assert_close(w.cpu(), expected_w, rtol=1e-4, atol=1e-4)
+  assert counter('ExecuteAwaitedEarlier') > 0, 'the graph is meant to wait for the one before'
+  assert counter('HostBufferPoolExpectedRelease') > expected_before
+  assert counter('HostBufferPoolReleaseWaitTimedOut') == 0

@@ -2,6 +2,8 @@
 
 #include "pjrt_c_api.h"
 #include "runtime/client.h"
+#include "runtime/host_block_cache.h"
+#include "runtime/host_buffer_pool.h"
 #include "runtime/live_api.h"
 #include "runtime/pjrt_call.h"
 #include "runtime/pjrt_event.h"
@@ -11,9 +13,47 @@ namespace torch_xla::runtime {
 Buffer::Buffer(PJRT_Buffer* buffer, ElementType type, std::vector<int64_t> dims, int device)
     : buffer_(buffer), type_(type), dims_(std::move(dims)), device_(device) {}
 
+namespace {
+
+// Whether `buffer` still waits for the execution that defines it; false for donated and
+// deleted buffers (they free nothing) and where PJRT does not say.
+bool DefinitionPending(const PJRT_Api* api, PJRT_Buffer* buffer) {
+  auto deleted = PJRT_ARGS(PJRT_Buffer_IsDeleted_Args);
+  deleted.buffer = buffer;
+  if (PJRT_Error* error = api->PJRT_Buffer_IsDeleted(&deleted)) {
+    internal::ConsumeError(api, error);
+    return false;
+  }
+  if (deleted.is_deleted) return false;
+  auto ready = PJRT_ARGS(PJRT_Buffer_ReadyEvent_Args);
+  ready.buffer = buffer;
+  if (PJRT_Error* error = api->PJRT_Buffer_ReadyEvent(&ready)) {
+    internal::ConsumeError(api, error);
+    return false;
+  }
+  auto is_ready = PJRT_ARGS(PJRT_Event_IsReady_Args);
+  is_ready.event = ready.event;
+  PJRT_Error* error = api->PJRT_Event_IsReady(&is_ready);
+  internal::DestroyEvent(api, ready.event);
+  if (error != nullptr) {
+    internal::ConsumeError(api, error);
+    return false;
+  }
+  return !is_ready.is_ready;
+}
+
+}  // namespace
+
 Buffer::~Buffer() {
   const PJRT_Api* api = internal::LiveApi();
   if (api == nullptr || buffer_ == nullptr) return;
+  // An output dropped while its launch runs is freed by the plugin when the launch
+  // completes: the buffer pool is told to expect it (host_buffer_pool.h).
+  if (internal::HostBufferPool* pool = internal::InstalledHostBufferPool();
+      pool != nullptr && defining_launch_ != 0 && byte_size() >= internal::HostBufferPool::kMinBytes &&
+      byte_size() < internal::HostBufferPool::kEndBytes && DefinitionPending(api, buffer_)) {
+    pool->ExpectRelease(byte_size(), defining_launch_);
+  }
   auto args = PJRT_ARGS(PJRT_Buffer_Destroy_Args);
   args.buffer = buffer_;
   // A destructor cannot throw; a failed destroy only releases its error.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include "runtime/device_dims.h"
 #include "runtime/dims_text.h"
 #include "runtime/host_block_cache.h"
+#include "runtime/host_buffer_pool.h"
 #include "runtime/host_memory.h"
 #include "runtime/library_pages.h"
 #include "runtime/live_api.h"
@@ -77,6 +79,15 @@ struct Client::Pending {
       // Outside the lock: other threads may launch on other devices meanwhile.
       std::string error;
       Await(api, oldest.event, error);
+      // The launch's outputs dropped while it ran come back to the buffer pool just
+      // after its completion; the launch about to be enqueued would otherwise map its
+      // own beside them. Their release comes within microseconds; the bound only keeps
+      // releases that never come (a size the pool does not serve) from stalling launches.
+      if (oldest.last_of_launch) {
+        if (internal::HostBufferPool* pool = internal::InstalledHostBufferPool()) {
+          pool->AwaitExpectedReleases(oldest.launch, std::chrono::milliseconds(20));
+        }
+      }
       if (!error.empty()) {
         std::lock_guard<std::mutex> lock(mutex);
         if (first_error.empty()) first_error = error;
@@ -84,13 +95,17 @@ struct Client::Pending {
     }
   }
 
+  // `launch`: the launch's number (Client::Execute); its last event is marked, which
+  // AwaitDevices, awaiting events oldest first, reaches once every replica finished.
   void Add(const PJRT_Api* api, const std::vector<PJRT_Event*>& added, const std::vector<int>& devices,
-           const Held& held) {
+           const Held& held, uint64_t launch) {
     std::vector<Entry> released;  // destroyed after the lock is given up
     {
       std::lock_guard<std::mutex> lock(mutex);
       released = Prune(api);
-      for (std::size_t i = 0; i < added.size(); ++i) entries.push_back({added[i], devices[i], held});
+      for (std::size_t i = 0; i < added.size(); ++i) {
+        entries.push_back({added[i], devices[i], held, launch, i + 1 == added.size()});
+      }
     }
   }
 
@@ -112,6 +127,8 @@ struct Client::Pending {
     PJRT_Event* event = nullptr;
     int device = 0;
     Held held;
+    uint64_t launch = 0;
+    bool last_of_launch = false;
   };
 
   // Takes the finished entries out of the list (mutex held) and returns them, for their
@@ -676,8 +693,9 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
   // their compile-time assignment.
   args.execute_device = num_launches == 1 ? device(devices[0]) : nullptr;
   PJRT_CALL(api_, PJRT_LoadedExecutable_Execute, args);
+  const uint64_t launch = launches_.fetch_add(1, std::memory_order_relaxed) + 1;
 
-  pending_->Add(api_, events, devices, std::make_shared<ExecutionHold>(std::move(release_after)));
+  pending_->Add(api_, events, devices, std::make_shared<ExecutionHold>(std::move(release_after)), launch);
 
   std::vector<std::vector<BufferPtr>> results(num_launches);
   try {
@@ -686,6 +704,7 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
         const std::vector<int64_t>* dims = output_dims.empty() ? nullptr : &output_dims[results[r].size()];
         results[r].push_back(AdoptOutput(api_, raw, devices[r], dims));
         raw = nullptr;  // owned by its Buffer now
+        results[r].back()->set_defining_launch(launch);
       }
     }
   } catch (...) {

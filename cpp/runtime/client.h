@@ -45,6 +45,9 @@ class Buffer {
   // Blocks until the buffer's contents are ready (its producing execution finished).
   void Await() const;
 
+  // The launch (Client::Execute's count) whose output this is; 0 for other buffers.
+  void set_defining_launch(uint64_t launch) { defining_launch_ = launch; }
+
   // The references to `buffer` other than those the runtime keeps for executions that
   // read it (see Client::Execute's `release_after`). Whether an execution still holds
   // its inputs depends on timing; a decision taken on this count does not. An update
@@ -60,6 +63,7 @@ class Buffer {
   // Low 32 bits: how many execution holds reference this buffer. High 32 bits: a change
   // sequence, so a reader can tell that no hold came or went while it counted.
   std::atomic<uint64_t> execution_holds_{0};
+  uint64_t defining_launch_ = 0;
   PJRT_Buffer* buffer_;
   ElementType type_;
   std::vector<int64_t> dims_;
@@ -211,6 +215,7 @@ class Client {
   std::string plugin_identity_;
   struct Pending;  // completion events of enqueued executions, for WaitAll
   std::unique_ptr<Pending> pending_;
+  std::atomic<uint64_t> launches_{0};  // Execute calls so far, numbering their outputs
   std::mutex memory_limits_mutex_;
   std::vector<int64_t> memory_limits_;  // per device index; -1: not read yet
 };

@@ -195,6 +195,7 @@ void CachedFree(void* pointer) {
 }  // namespace
 
 HostBlockCache* InstalledHostBlockCache() { return process_cache; }
+HostBufferPool* InstalledHostBufferPool() { return process_pool; }
 
 bool InstallHostBlockCache(void* plugin_handle) {
   const size_t capacity = CapacityFromEnvironment();

@@ -108,7 +108,9 @@ class HostBlockCache {
 constexpr size_t kBufferPoolCapacity = size_t{128} << 20;
 bool InstallHostBlockCache(void* plugin_handle);
 
-// The cache InstallHostBlockCache made, or nullptr where it made none.
+// The cache and the pool InstallHostBlockCache made, or nullptr where it made none.
 HostBlockCache* InstalledHostBlockCache();
+class HostBufferPool;
+HostBufferPool* InstalledHostBufferPool();
 
 }  // namespace torch_xla::runtime::internal

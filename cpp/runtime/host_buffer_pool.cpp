@@ -61,6 +61,13 @@ bool HostBufferPool::Release(void* pointer) {
     live_.erase(live);
     free_by_size_[bytes].push_back(free_.insert(free_.end(), {pointer, bytes}));
     free_bytes_ += bytes;
+    for (auto launch = expected_.begin(); launch != expected_.end(); ++launch) {
+      auto size = launch->second.find(bytes);
+      if (size == launch->second.end()) continue;
+      if (--size->second == 0) launch->second.erase(size);
+      if (launch->second.empty()) expected_.erase(launch);
+      break;
+    }
     while (free_bytes_ > capacity_bytes_) {
       const FreeBuffer oldest = free_.front();
       std::vector<FreeList::iterator>& list = free_by_size_[oldest.bytes];
@@ -70,8 +77,35 @@ bool HostBufferPool::Release(void* pointer) {
       unmap.push_back(oldest);
     }
   }
+  released_.notify_all();
   for (const FreeBuffer& buffer : unmap) munmap(buffer.base, buffer.bytes);
   return true;
+}
+
+void HostBufferPool::ExpectRelease(size_t bytes, uint64_t launch) {
+  if (bytes < kMinBytes || bytes >= kEndBytes) return;
+  const size_t rounded = (bytes + PageSize() - 1) / PageSize() * PageSize();
+  static metrics::Counter* expected = metrics::GetCounter("HostBufferPoolExpectedRelease");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (unexpected_sizes_.count(rounded) != 0) return;
+  ++expected_[launch][rounded];
+  expected->Add();
+  while (expected_.size() > kMaxExpectingLaunches) expected_.erase(expected_.begin());
+}
+
+bool HostBufferPool::AwaitExpectedReleases(uint64_t launch, std::chrono::milliseconds timeout) {
+  static metrics::Counter* awaited = metrics::GetCounter("HostBufferPoolAwaitedRelease");
+  static metrics::Counter* not_released = metrics::GetCounter("HostBufferPoolReleaseWaitTimedOut");
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (expected_.count(launch) == 0) return true;
+  if (released_.wait_for(lock, timeout, [&] { return expected_.count(launch) == 0; })) {
+    awaited->Add();
+    return true;
+  }
+  not_released->Add();
+  for (const auto& [size, count] : expected_[launch]) unexpected_sizes_.insert(size);
+  expected_.erase(launch);
+  return false;
 }
 
 size_t HostBufferPool::free_bytes() const {
