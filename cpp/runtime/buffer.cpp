@@ -49,10 +49,12 @@ Buffer::~Buffer() {
   if (api == nullptr || buffer_ == nullptr) return;
   // An output dropped while its launch runs is freed by the plugin when the launch
   // completes: the buffer pool is told to expect it (host_buffer_pool.h).
-  if (internal::HostBufferPool* pool = internal::InstalledHostBufferPool();
-      pool != nullptr && defining_launch_ != 0 && byte_size() >= internal::HostBufferPool::kMinBytes &&
-      byte_size() < internal::HostBufferPool::kEndBytes && DefinitionPending(api, buffer_)) {
-    pool->ExpectRelease(byte_size(), defining_launch_);
+  if (internal::HostBufferPool* pool = internal::InstalledHostBufferPool(); pool != nullptr && defining_launch_ != 0) {
+    const std::size_t bytes = byte_size();
+    if (bytes >= internal::HostBufferPool::kMinBytes && bytes < internal::HostBufferPool::kEndBytes &&
+        DefinitionPending(api, buffer_)) {
+      pool->ExpectRelease(bytes, defining_launch_);
+    }
   }
   auto args = PJRT_ARGS(PJRT_Buffer_Destroy_Args);
   args.buffer = buffer_;

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
@@ -81,11 +80,10 @@ struct Client::Pending {
       Await(api, oldest.event, error);
       // The launch's outputs dropped while it ran come back to the buffer pool just
       // after its completion; the launch about to be enqueued would otherwise map its
-      // own beside them. Their release comes within microseconds; the bound only keeps
-      // releases that never come (a size the pool does not serve) from stalling launches.
+      // own beside them.
       if (oldest.last_of_launch) {
         if (internal::HostBufferPool* pool = internal::InstalledHostBufferPool()) {
-          pool->AwaitExpectedReleases(oldest.launch, std::chrono::milliseconds(20));
+          pool->AwaitExpectedReleases(oldest.launch, internal::HostBufferPool::kReleaseWait);
         }
       }
       if (!error.empty()) {

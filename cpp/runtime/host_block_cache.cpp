@@ -168,6 +168,8 @@ size_t CapacityFromEnvironment() {
 // destructors of this library have run.
 HostBlockCache* process_cache = nullptr;
 HostBufferPool* process_pool = nullptr;
+// The pool takes the requests below the cache's blocks.
+static_assert(HostBufferPool::kEndBytes == HostBlockCache::kMinBlockBytes);
 
 // Large blocks and temporaries from the cache, mid-sized buffers from the pool.
 void* PooledAllocate(size_t bytes, size_t alignment) {

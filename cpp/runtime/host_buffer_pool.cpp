@@ -16,6 +16,8 @@ size_t PageSize() {
   return page_size;
 }
 
+size_t RoundToPages(size_t bytes) { return (bytes + PageSize() - 1) / PageSize() * PageSize(); }
+
 }  // namespace
 
 HostBufferPool::~HostBufferPool() {
@@ -26,7 +28,7 @@ void* HostBufferPool::Allocate(size_t bytes, size_t alignment) {
   if (bytes < kMinBytes || bytes >= kEndBytes || alignment > PageSize()) return nullptr;
   static metrics::Counter* reused = metrics::GetCounter("HostBufferPoolReuse");
   static metrics::Counter* mapped = metrics::GetCounter("HostBufferPoolMap");
-  const size_t rounded = (bytes + PageSize() - 1) / PageSize() * PageSize();
+  const size_t rounded = RoundToPages(bytes);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto same_size = free_by_size_.find(rounded);
@@ -84,7 +86,7 @@ bool HostBufferPool::Release(void* pointer) {
 
 void HostBufferPool::ExpectRelease(size_t bytes, uint64_t launch) {
   if (bytes < kMinBytes || bytes >= kEndBytes) return;
-  const size_t rounded = (bytes + PageSize() - 1) / PageSize() * PageSize();
+  const size_t rounded = RoundToPages(bytes);
   static metrics::Counter* expected = metrics::GetCounter("HostBufferPoolExpectedRelease");
   std::lock_guard<std::mutex> lock(mutex_);
   if (unexpected_sizes_.count(rounded) != 0) return;

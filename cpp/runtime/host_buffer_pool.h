@@ -58,6 +58,9 @@ class HostBufferPool {
   // quarter of its runs (the new step ran on another thread and asked first), 41 MB
   // kept. Returns whether they came; sizes still missing then are not expected again.
   bool AwaitExpectedReleases(uint64_t launch, std::chrono::milliseconds timeout);
+  // The bound launches give that wait: the releases come within microseconds after the
+  // launch completes; the bound keeps releases that never come from stalling launches.
+  static constexpr std::chrono::milliseconds kReleaseWait{20};
 
   size_t free_bytes() const;
   size_t live_buffers() const;
