@@ -128,13 +128,20 @@ TEST(HostBlockCacheTest, CachedBytesStayWithinCapacity) {
   ASSERT_TRUE(cache.Release(b));
 }
 
+// Allocates on a thread of its own, as the execution before (on another worker) did.
+void* AllocateOnAnotherThread(HostBlockCache& cache, size_t bytes) {
+  void* block = nullptr;
+  std::thread([&] { block = cache.Allocate(bytes, 64); }).join();
+  return block;
+}
+
 // One execution's temporaries come back on another thread just after the next one asks
 // for its own: the request waits for them instead of mapping a second block.
 TEST(HostBlockCacheTest, TemporariesRequestWaitsForTheBlockAboutToComeBack) {
   HostBlockCache cache(256 * kMiB);
   const size_t temporaries = 22 * kMiB + 504;
   cache.NoteTemporariesSize(temporaries);
-  void* running = cache.Allocate(temporaries, 64);
+  void* running = AllocateOnAnotherThread(cache, temporaries);
   ASSERT_NE(running, nullptr);
   std::thread finisher([&] {
     std::this_thread::sleep_for(std::chrono::microseconds(300));
@@ -147,12 +154,34 @@ TEST(HostBlockCacheTest, TemporariesRequestWaitsForTheBlockAboutToComeBack) {
   ASSERT_TRUE(cache.Release(next));
 }
 
+// An execution's own result of its temporaries' size, asked for just before them on
+// the same thread, is not waited for; nor does it stop later requests from waiting.
+TEST(HostBlockCacheTest, BlocksOfTheRequestingThreadAreNotWaitedFor) {
+  HostBlockCache cache(256 * kMiB);
+  const size_t bytes = 16 * kMiB;
+  cache.NoteTemporariesSize(bytes);
+  void* result = cache.Allocate(bytes, 64);
+  auto start = std::chrono::steady_clock::now();
+  void* temporaries = cache.Allocate(bytes, 64);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, HostBlockCache::kReleaseWait);
+  ASSERT_NE(temporaries, nullptr);
+  EXPECT_NE(temporaries, result);
+  // The next execution, on another thread, waits for these temporaries.
+  void* next = nullptr;
+  std::thread next_execution([&] { next = cache.Allocate(bytes, 64); });
+  std::this_thread::sleep_for(std::chrono::microseconds(300));
+  ASSERT_TRUE(cache.Release(temporaries));
+  next_execution.join();
+  EXPECT_EQ(next, temporaries);
+  for (void* block : {result, next}) EXPECT_TRUE(cache.Release(block));
+}
+
 // Sizes not noted as temporaries (outputs), and a block that does not come back, do
 // not hold a request up beyond kReleaseWait.
 TEST(HostBlockCacheTest, OtherRequestsMapANewBlockWithoutWaitingLong) {
   HostBlockCache cache(256 * kMiB);
   const size_t output = 20 * kMiB;
-  void* held = cache.Allocate(output, 64);
+  void* held = AllocateOnAnotherThread(cache, output);
   auto start = std::chrono::steady_clock::now();
   void* other = cache.Allocate(output, 64);
   EXPECT_LT(std::chrono::steady_clock::now() - start, HostBlockCache::kReleaseWait);

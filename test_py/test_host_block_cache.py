@@ -100,17 +100,21 @@ def test_back_to_back_steps_share_one_block_of_temporaries():
 def test_mid_sized_results_come_back_to_the_pool_for_the_next_step():
   # 512 x 512 float32 results are 1 MB: pooled (host_buffer_pool.h), whichever thread
   # frees them, and the next step's result of that size reuses the last one's buffer.
+  # The plugin's worker may still hold a step's result for a moment after the step
+  # completes, so the next step can map one more buffer once; from then on two buffers
+  # take turns and no step maps another.
   torch.manual_seed(0)
   a_cpu, b_cpu = torch.randn(512, 512), torch.randn(512, 512)
   a, b = a_cpu.to(DEV), b_cpu.to(DEV)
-  for step in range(6):
+  for step in range(8):
     c = torch.tanh(a * 0.5 + b)  # the last step's result is dropped here
     xm.mark_step()
     xm.wait_device_ops()
     if step == 1:
-      reused = counter('HostBufferPoolReuse')
+      reused, mapped = counter('HostBufferPoolReuse'), counter('HostBufferPoolMap')
   torch.testing.assert_close(c.cpu(), torch.tanh(a_cpu * 0.5 + b_cpu), rtol=1e-5, atol=1e-5)
-  assert counter('HostBufferPoolReuse') >= reused + 4
+  assert counter('HostBufferPoolMap') <= mapped + 1
+  assert counter('HostBufferPoolReuse') >= reused + 5
 
 
 def test_results_dropped_while_their_step_runs_come_back_before_the_next_step():

@@ -51,13 +51,16 @@ void* HostBlockCache::TakeCachedLocked(size_t bytes, size_t wanted) {
   if (block.touched < kMinBlockBytes) cached_small_bytes_ -= block.touched;
   block.touched = std::max(block.touched, wanted);
   block.requested = bytes;
+  block.requester = std::this_thread::get_id();
   live_.push_back(block);
   return block.base;
 }
 
 bool HostBlockCache::ReleaseExpectedLocked(size_t bytes) const {
   return temporaries_sizes_.count(bytes) != 0 && not_awaited_sizes_.count(bytes) == 0 &&
-         std::any_of(live_.begin(), live_.end(), [&](const Block& block) { return block.requested == bytes; });
+         std::any_of(live_.begin(), live_.end(), [&, self = std::this_thread::get_id()](const Block& block) {
+           return block.requested == bytes && block.requester != self;
+         });
 }
 
 void HostBlockCache::NoteTemporariesSize(size_t bytes) {
@@ -82,7 +85,8 @@ void* HostBlockCache::Allocate(size_t bytes, size_t alignment) {
         awaited->Add();
       } else {
         // Its live blocks are not one execution's about to end (replicas running at
-        // once, or a result of that size): later requests of the size do not wait.
+        // once, or another execution's result of that size kept alive): later requests
+        // of the size do not wait.
         not_released->Add();
         not_awaited_sizes_.insert(bytes);
       }
@@ -98,7 +102,7 @@ void* HostBlockCache::Allocate(size_t bytes, size_t alignment) {
   if (bytes >= kMinBlockBytes) madvise(base, mapped, MADV_HUGEPAGE);  // advisory: ignored where huge pages are off
   misses->Add();
   std::lock_guard<std::mutex> lock(mutex_);
-  live_.push_back({base, mapped, wanted, bytes});
+  live_.push_back({base, mapped, wanted, bytes, std::this_thread::get_id()});
   return base;
 }
 

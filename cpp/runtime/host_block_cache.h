@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -52,14 +53,18 @@ class HostBlockCache {
   // instead of keeping a second one mapped for the rest of the process.
   //
   // A request of a size noted by NoteTemporariesSize that finds no cached block while a
-  // block asked for with that very size is live waits up to kReleaseWait for a block to
-  // come back. An XLA CPU execution allocates its temporaries on a worker thread when it
-  // starts and frees them there just after it completes; the next step's execution,
-  // started by that completion on another thread, would otherwise map a second block
-  // beside the one about to come back, and the process would keep both mapped. The wait
-  // is mostly tens of microseconds; a few milliseconds where the freeing thread waits for
-  // a core (2 cores, the tracing thread and the new execution's worker busy). A size
-  // whose wait timed out once is not waited for again.
+  // block asked for with that very size is live, and was asked for by another thread,
+  // waits up to kReleaseWait for a block to come back. An XLA CPU execution allocates its
+  // temporaries (and its results) on a worker thread when it starts and frees the
+  // temporaries there just after it completes; the next step's execution, started by
+  // that completion on another thread, would otherwise map a second block beside the one
+  // about to come back, and the process would keep both mapped. Blocks the requesting
+  // thread asked for are never about to come back: that thread frees an execution's
+  // temporaries before it starts another, and the live ones are its own execution's
+  // results (a 16 MB result beside 16 MB of temporaries). The wait is mostly tens of
+  // microseconds; a few milliseconds where the freeing thread waits for a core (2 cores,
+  // the tracing thread and the new execution's worker busy). A size whose wait timed out
+  // once (another thread's result of that size kept alive) is not waited for again.
   void* Allocate(size_t bytes, size_t alignment);
   static constexpr std::chrono::milliseconds kReleaseWait{20};
 
@@ -81,6 +86,7 @@ class HostBlockCache {
     size_t mapped;   // the mapping's size
     size_t touched;    // the largest request it served: its resident part
     size_t requested;  // the request it serves now (live blocks)
+    std::thread::id requester;  // the thread that asked for it (live blocks)
   };
   void* TakeCachedLocked(size_t bytes, size_t wanted);
   bool ReleaseExpectedLocked(size_t bytes) const;
