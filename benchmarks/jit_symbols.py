@@ -7,7 +7,12 @@ carry their load addresses). `write_perf_map()` walks that list and writes
 fusion, loop and kernel XLA emitted then shows under its HLO name (fusion.12,
 loop_multiply_fusion, ...) instead of a bare address.
 
-  import jit_symbols; ...warm up...; jit_symbols.write_perf_map()
+  import jit_symbols; ...run and sample...; jit_symbols.write_perf_map()
+
+Call it after the sampled code has run: oneDNN (DNNL_JIT_PROFILE=2) writes its kernels to
+the same file through a stream it opened with "w+", at its own position, so whatever is
+appended while it can still generate kernels is overwritten by its next ones (entries
+lost, lines spliced).
 
 Used by benchmarks/profile_step.py; a diagnostic, not part of the library.
 """

@@ -15,13 +15,20 @@ ResNet-18's 512x512x3x3 weights show as one name).
 `perf` (linux-perf) and permission to sample (perf_event_paranoid <= 1 or root).
 """
 import argparse
+import glob
 import os
+import shutil
 import subprocess
 import sys
 import threading
 import time
 
-os.environ.setdefault('DNNL_JIT_PROFILE', '2')  # oneDNN writes its JIT kernels to perf's map
+# oneDNN describes each kernel it JIT-compiles in a jitdump file, which `perf inject --jit`
+# turns into named code. (Its perf-map output is no use here: PyTorch and the XLA plugin
+# carry a oneDNN each, and both write /tmp/perf-<pid>.map through streams of their own,
+# each truncating it and overwriting the other's names: most of the LSTM's gemm kernels
+# went unnamed.)
+os.environ.setdefault('DNNL_JIT_PROFILE', '4')
 # Executables loaded from the persistent cache are not registered with the GDB JIT
 # interface that jit_symbols reads: compile them.
 os.environ['XLA_PERSISTENT_CACHE_PATH'] = ''
@@ -44,6 +51,29 @@ KINDS = [  # (kind, substrings of a symbol or its object), first match wins
     ('malloc/memcpy (libc)', ('libc.so',)),
     ('kernel', ('[kernel', '[k]')),
 ]
+
+
+def _jitdumps():
+  return glob.glob(os.path.expanduser('~/.debug/jit/*/jit-{}.dump'.format(os.getpid())))
+
+
+def _with_jit_code_named(data):
+  """`data` with samples in oneDNN's JIT kernels moved to the code objects `perf inject`
+  makes from its jitdump files (named after each kernel); `data` itself where there are
+  none or perf cannot inject."""
+  if not _jitdumps():
+    return data
+  injected = data + '.jit'
+  if subprocess.run(['perf', 'inject', '--jit', '-i', data, '-o', injected], capture_output=True).returncode != 0:
+    return data
+  os.remove(data)
+  return injected
+
+
+def _remove_jitdumps():
+  """Deletes this process's jitdump folders and the code objects perf made from them."""
+  for dump in _jitdumps():
+    shutil.rmtree(os.path.dirname(dump), ignore_errors=True)
 
 
 def kind_of(line):
@@ -135,8 +165,6 @@ def main():
   for _ in range(3):
     step()
   wait()
-  if not args.eager:
-    jit_symbols.write_perf_map()
   data = '/tmp/profile_step.{}.data'.format(os.getpid())
   # Samples carry CLOCK_MONOTONIC times, the clock of time.monotonic(): the figures a step
   # come from the whole steps that ran inside the sampled window, and the samples taken
@@ -148,6 +176,9 @@ def main():
     step()
     wait()
     ends.append(time.monotonic())
+  if not args.eager:
+    jit_symbols.write_perf_map()
+  data = _with_jit_code_named(data)
   script = subprocess.run(['perf', 'script', '-i', data, '-F', 'comm,tid,time,ip,sym'], capture_output=True,
                           text=True).stdout
   samples = parse_script(script)
@@ -163,6 +194,7 @@ def main():
   report = subprocess.run(['perf', 'report', '-i', data, span, '--no-children', '--sort', 'dso,sym', '-g', 'none',
                            '-n'], capture_output=True, text=True).stdout
   os.remove(data)
+  _remove_jitdumps()
   rows = []  # (samples, symbol)
   for line in report.splitlines():
     if not line.strip() or line.startswith('#'):
