@@ -120,23 +120,29 @@ def print_overlap(samples, window, main_tid, steps, top):
   total_periods = int((window[1] - start) * HZ) + 1
   by_count = {0: total_periods - len(periods)}
   alone = {}  # label -> periods in which that thread ran alone
-  alone_code = {}  # symbol -> samples of it in those periods
+  alone_code = {}  # (label, symbol) -> samples of it in those periods
   for period, threads in periods.items():
     by_count[len(threads)] = by_count.get(len(threads), 0) + 1
     if len(threads) == 1:
       label = next(iter(threads))[1]
       alone[label] = alone.get(label, 0) + 1
       for symbol in symbols[period]:
-        alone_code[symbol] = alone_code.get(symbol, 0) + 1 / len(symbols[period])
+        alone_code[(label, symbol)] = alone_code.get((label, symbol), 0) + 1 / len(symbols[period])
   ms = lambda n: n / HZ * 1e3 / steps
   print('threads running at once (wall-clock ms a step; {} cores):'.format(os.cpu_count()))
   for count in sorted(by_count):
     print('  {:7.2f}  {}'.format(ms(by_count[count]), {0: 'none', 1: 'one'}.get(count, str(count))))
   for label, n in sorted(alone.items(), key=lambda kv: -kv[1]):
     print('  {:7.2f}    one: {}'.format(ms(n), label))
-  print('what ran alone (wall-clock ms a step):')
-  for symbol, n in sorted(alone_code.items(), key=lambda kv: -kv[1])[:top]:
-    print('  {:7.2f}  {}'.format(ms(n), symbol[:120]))
+  # By thread: what a compute thread ran alone (inside the graph) calls for other
+  # remedies than what the main thread did (tracing, before the graph).
+  for label, n in sorted(alone.items(), key=lambda kv: -kv[1]):
+    if ms(n) < 0.5:
+      continue
+    print('what ran alone on {} (wall-clock ms a step):'.format(label))
+    code = sorted(((n, symbol) for (l, symbol), n in alone_code.items() if l == label), reverse=True)
+    for n, symbol in code[:top]:
+      print('  {:7.2f}  {}'.format(ms(n), symbol[:120]))
 
 
 def main():
