@@ -1,3 +1,4 @@
+#include <optional>
 #include <utility>
 
 #include "pjrt_c_api.h"
@@ -31,15 +32,9 @@ bool DefinitionPending(const PJRT_Api* api, PJRT_Buffer* buffer) {
     internal::ConsumeError(api, error);
     return false;
   }
-  auto is_ready = PJRT_ARGS(PJRT_Event_IsReady_Args);
-  is_ready.event = ready.event;
-  PJRT_Error* error = api->PJRT_Event_IsReady(&is_ready);
+  const std::optional<bool> is_ready = internal::EventIsReady(api, ready.event);
   internal::DestroyEvent(api, ready.event);
-  if (error != nullptr) {
-    internal::ConsumeError(api, error);
-    return false;
-  }
-  return !is_ready.is_ready;
+  return !is_ready.value_or(true);
 }
 
 }  // namespace

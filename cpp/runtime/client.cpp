@@ -133,13 +133,8 @@ struct Client::Pending {
   // buffers to be released once the lock is given up.
   std::vector<Entry> Prune(const PJRT_Api* api) {
     auto finished = std::partition(entries.begin(), entries.end(), [&](const Entry& entry) {
-      auto args = PJRT_ARGS(PJRT_Event_IsReady_Args);
-      args.event = entry.event;
-      if (PJRT_Error* error = api->PJRT_Event_IsReady(&args)) {
-        ConsumeError(api, error);
-        return true;  // keep it; WaitAll will await it
-      }
-      return !args.is_ready;
+      // Where PJRT cannot say, kept: WaitAll will await it.
+      return !internal::EventIsReady(api, entry.event).value_or(false);
     });
     std::vector<Entry> released;
     for (auto it = finished; it != entries.end(); ++it) {

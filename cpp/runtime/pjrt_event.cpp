@@ -21,4 +21,14 @@ void AwaitAndDestroyEvent(const PJRT_Api* api, PJRT_Event* event) {
   CheckPjrt(api, error, "PJRT_Event_Await");
 }
 
+std::optional<bool> EventIsReady(const PJRT_Api* api, PJRT_Event* event) {
+  auto args = PJRT_ARGS(PJRT_Event_IsReady_Args);
+  args.event = event;
+  if (PJRT_Error* error = api->PJRT_Event_IsReady(&args)) {
+    ConsumeError(api, error);
+    return std::nullopt;
+  }
+  return args.is_ready;
+}
+
 }  // namespace torch_xla::runtime::internal
