@@ -337,6 +337,22 @@ TEST(ExecuteTest, HandedOverInputsLiveUntilTheExecutionIsAwaited) {
   EXPECT_EQ(Read<float>(*outputs[0][0]), (std::vector<float>{2, 4, 3, 12}));
 }
 
+TEST(ExecuteTest, AwaitedLaunchesCountAsCompleted) {
+  Client& client = Client::Get();
+  ExecutablePtr exe = client.Compile(kAddDot);
+  BufferPtr a = Upload<float>({1, 2, 3, 4}, ElementType::kF32, {2, 2});
+  client.WaitAll();  // every earlier launch awaited: the mark is the last launch's number
+  const uint64_t before = Client::LaunchesCompletedThrough();
+  std::vector<BufferPtr> outputs;
+  for (int i = 0; i < 3; ++i) outputs.push_back(client.Execute(*exe, {{a.get(), a.get()}}, {0})[0][0]);
+  // Launches not yet awaited are never counted ahead of the awaiting.
+  EXPECT_LE(Client::LaunchesCompletedThrough(), before + 3);
+  client.WaitAll();
+  EXPECT_EQ(Client::LaunchesCompletedThrough(), before + 3);
+  // (a + a) @ a for a = (1, 2; 3, 4): 2 * (7, 10; 15, 22).
+  EXPECT_EQ(Read<float>(*outputs.back()), (std::vector<float>{14, 20, 30, 44}));
+}
+
 TEST(ExecuteTest, CompileErrorCarriesPluginMessage) {
   Client& client = Client::Get();
   try {

@@ -34,6 +34,24 @@ namespace torch_xla::runtime {
 using internal::AwaitAndDestroyEvent;
 using internal::ConsumeError;
 
+namespace {
+
+// Launches are numbered across clients, so that a buffer's number stays comparable with
+// the mark below after a client is replaced.
+std::atomic<uint64_t> launch_count{0};
+std::atomic<uint64_t> launches_completed_through{0};
+
+void NoteLaunchesCompletedThrough(uint64_t launch) {
+  uint64_t known = launches_completed_through.load(std::memory_order_relaxed);
+  while (known < launch && !launches_completed_through.compare_exchange_weak(known, launch, std::memory_order_release,
+                                                                             std::memory_order_relaxed)) {
+  }
+}
+
+}  // namespace
+
+uint64_t Client::LaunchesCompletedThrough() { return launches_completed_through.load(std::memory_order_acquire); }
+
 // The buffers an enqueued execution must outlive, counted on each buffer as held by an
 // execution (Buffer::ReferencesBesidesExecutions) for as long as they are kept here.
 class ExecutionHold {
@@ -93,30 +111,36 @@ struct Client::Pending {
     }
   }
 
-  // `launch`: the launch's number (Client::Execute); its last event is marked, which
-  // AwaitDevices, awaiting events oldest first, reaches once every replica finished.
-  void Add(const PJRT_Api* api, const std::vector<PJRT_Event*>& added, const std::vector<int>& devices,
-           const Held& held, uint64_t launch) {
+  // Numbers the launch (Client::Execute's count) and returns its number; its last event
+  // is marked, which AwaitDevices, awaiting events oldest first, reaches once every
+  // replica finished. Numbered under the lock, so entries are added in the order of
+  // their numbers.
+  uint64_t Add(const PJRT_Api* api, const std::vector<PJRT_Event*>& added, const std::vector<int>& devices,
+               const Held& held) {
     std::vector<Entry> released;  // destroyed after the lock is given up
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      released = Prune(api);
-      for (std::size_t i = 0; i < added.size(); ++i) {
-        entries.push_back({added[i], devices[i], held, launch, i + 1 == added.size()});
-      }
+    std::lock_guard<std::mutex> lock(mutex);
+    released = Prune(api);
+    const uint64_t launch = launch_count.fetch_add(1, std::memory_order_relaxed) + 1;
+    for (std::size_t i = 0; i < added.size(); ++i) {
+      entries.push_back({added[i], devices[i], held, launch, i + 1 == added.size()});
     }
+    last_added = launch;
+    return launch;
   }
 
   // Awaits every event added so far; throws the first error among them or seen earlier.
   void AwaitAll(const PJRT_Api* api) {
     std::vector<Entry> taken;
     std::string error;
+    uint64_t through = 0;
     {
       std::lock_guard<std::mutex> lock(mutex);
       taken.swap(entries);
       error.swap(first_error);
+      through = last_added;
     }
     for (const Entry& entry : taken) Await(api, entry.event, error);
+    NoteLaunchesCompletedThrough(through);
     if (!error.empty()) throw RuntimeError("an execution failed: " + error);
   }
 
@@ -143,6 +167,8 @@ struct Client::Pending {
       released.push_back(std::move(*it));
     }
     entries.erase(finished, entries.end());
+    // Launches are added in order of their numbers: with none left, all have completed.
+    if (entries.empty()) NoteLaunchesCompletedThrough(last_added);
     return released;
   }
 
@@ -157,6 +183,7 @@ struct Client::Pending {
   std::mutex mutex;
   std::vector<Entry> entries;
   std::string first_error;
+  uint64_t last_added = 0;  // the highest launch number added
 };
 
 namespace {
@@ -686,9 +713,7 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
   // their compile-time assignment.
   args.execute_device = num_launches == 1 ? device(devices[0]) : nullptr;
   PJRT_CALL(api_, PJRT_LoadedExecutable_Execute, args);
-  const uint64_t launch = launches_.fetch_add(1, std::memory_order_relaxed) + 1;
-
-  pending_->Add(api_, events, devices, std::make_shared<ExecutionHold>(std::move(release_after)), launch);
+  const uint64_t launch = pending_->Add(api_, events, devices, std::make_shared<ExecutionHold>(std::move(release_after)));
 
   std::vector<std::vector<BufferPtr>> results(num_launches);
   try {

@@ -128,6 +128,10 @@ class Client {
   // Python package, which knows where wheels put plugins.
   static void SetDefaultPluginPath(const std::string& device_kind, const std::string& path);
   static bool IsCreated();
+  // Every launch numbered up to this one (Client::Execute's count, unique in the process)
+  // is known to have completed: all were awaited or seen finished. 0 when none is known.
+  // Lets a buffer dropped after its launch skip asking PJRT whether it is defined yet.
+  static uint64_t LaunchesCompletedThrough();
   // Destroys the client (after WaitAll) and unloads nothing (plugins are never dlclose'd).
   // Idempotent. Get() throws afterwards; buffers and executables still alive then leak their
   // PJRT handles instead of touching the destroyed client.
@@ -215,7 +219,6 @@ class Client {
   std::string plugin_identity_;
   struct Pending;  // completion events of enqueued executions, for WaitAll
   std::unique_ptr<Pending> pending_;
-  std::atomic<uint64_t> launches_{0};  // Execute calls so far, numbering their outputs
   std::mutex memory_limits_mutex_;
   std::vector<int64_t> memory_limits_;  // per device index; -1: not read yet
 };
