@@ -87,3 +87,28 @@ def test_bad_input_raises_pytorchs_error():
     torch.linalg.cholesky(-torch.eye(3, device=DEV)).cpu()
   # The device is usable afterwards.
   check(torch.linalg.inv, general(2, 2, torch.float32), ops=['linalg_inv_ex'])
+
+
+def test_traced_shapes_are_kept_per_argument_shapes_and_errors_stay():
+  # The outputs' shapes of a host call's meta computation are kept by its arguments'
+  # shapes and values: a call traced again takes them, other shapes get their own, and
+  # arguments the meta kernel rejects are rejected every time.
+  reused = lambda: met.counter_value('HostAtenMetaShapesReused') or 0
+  seen = set()
+  for n in (3, 3, 5, 3):
+    a = general(n, n, torch.float32, (2,), seed=n)
+    before = reused()
+    out = torch.linalg.inv(a.to(DEV))
+    assert out.shape == (2, n, n)
+    torch.testing.assert_close(out.cpu(), torch.linalg.inv(a), rtol=1e-4, atol=1e-4)
+    if n in seen:
+      assert reused() > before
+    seen.add(n)
+  for _ in range(2):
+    before = reused()
+    with pytest.raises(RuntimeError, match='square'):
+      torch.linalg.inv(torch.ones(2, 3, device=DEV))
+    assert reused() == before
+  # A batch split changes only the sizes: each size keeps its own shapes.
+  x = general(4, 4, torch.float32, (3,))
+  torch.testing.assert_close(torch.linalg.inv(x.to(DEV)).cpu(), torch.linalg.inv(x), rtol=1e-4, atol=1e-4)

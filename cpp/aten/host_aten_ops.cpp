@@ -297,37 +297,66 @@ at::Tensor MetaLike(const at::Tensor& t) {
   return at::empty_strided(t.sizes(), t.strides(), at::TensorOptions().dtype(t.scalar_type()).device(at::kMeta));
 }
 
-// mkldnn_rnn_layer's outputs for meta arguments. Its meta kernel reports an empty
-// workspace, whose real size oneDNN decides; the CPU kernel is run once on zeros of the
-// arguments' shapes and its outputs' shapes kept for later traces of the same call.
-torch::jit::Stack RnnLayerShapes(const torch::jit::Stack& meta_args) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, std::vector<std::pair<std::vector<int64_t>, at::ScalarType>>> cache;
-  // The key: each argument's sizes and type, or its value (numbers and lists of them
-  // written directly; an output stream per argument cost more than the lookup).
+// Output shapes of a meta computation: each output's sizes and type.
+using MetaShapes = std::vector<std::pair<std::vector<int64_t>, at::ScalarType>>;
+
+// A key for the outputs' shapes of a call with these meta arguments: each tensor's sizes,
+// strides and type, each other argument's value (numbers and lists of them written
+// directly; an output stream per argument cost more than the lookup). Empty where an
+// argument is of another kind (it would need c10::str, which may not tell values apart).
+std::string MetaArgumentsKey(int64_t op_id, const torch::jit::Stack& meta_args) {
   std::string key;
   auto add = [&key](int64_t x) {
     key += std::to_string(x);
     key += ',';
   };
+  add(op_id);
   for (const c10::IValue& v : meta_args) {
     if (v.isTensor() && !v.toTensor().defined()) {
       key += 'u';
     } else if (v.isTensor()) {
-      for (int64_t d : v.toTensor().sizes()) add(d);
-      add(static_cast<int64_t>(v.toTensor().scalar_type()));
+      const at::Tensor& t = v.toTensor();
+      for (int64_t d : t.sizes()) add(d);
+      key += '/';
+      for (int64_t d : t.strides()) add(d);
+      add(static_cast<int64_t>(t.scalar_type()));
+    } else if (v.isNone()) {
+      key += 'n';
     } else if (v.isInt()) {
       add(v.toInt());
     } else if (v.isBool()) {
       add(v.toBool());
     } else if (v.isDouble()) {
+      key += 'd';
       add(std::bit_cast<int64_t>(v.toDouble()));
     } else if (v.isIntList()) {
+      key += '[';
       for (int64_t x : v.toIntVector()) add(x);
     } else {
-      key += c10::str(v);
+      return {};
     }
     key += ';';
+  }
+  return key;
+}
+
+// Meta tensors of `shapes`.
+torch::jit::Stack MetaTensorsOf(const MetaShapes& shapes) {
+  torch::jit::Stack results;
+  for (const auto& [sizes, type] : shapes)
+    results.emplace_back(at::empty(sizes, at::TensorOptions().dtype(type).device(at::kMeta)));
+  return results;
+}
+
+// mkldnn_rnn_layer's outputs for meta arguments. Its meta kernel reports an empty
+// workspace, whose real size oneDNN decides; the CPU kernel is run once on zeros of the
+// arguments' shapes and its outputs' shapes kept for later traces of the same call.
+torch::jit::Stack RnnLayerShapes(const torch::jit::Stack& meta_args) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, MetaShapes> cache;
+  std::string key = MetaArgumentsKey(0, meta_args);
+  if (key.empty()) {
+    for (const c10::IValue& v : meta_args) key += c10::str(v, ";");
   }
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
@@ -344,14 +373,11 @@ torch::jit::Stack RnnLayerShapes(const torch::jit::Stack& meta_args) {
     c10::InferenceMode inference;
     at::AutoGradMode grad_mode(true);  // as RunHostAten runs it
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu_args);
-    std::vector<std::pair<std::vector<int64_t>, at::ScalarType>> shapes;
+    MetaShapes shapes;
     for (const c10::IValue& r : cpu_args) shapes.emplace_back(r.toTensor().sizes().vec(), r.toTensor().scalar_type());
     it = cache.emplace(key, std::move(shapes)).first;
   }
-  torch::jit::Stack results;
-  for (const auto& [sizes, type] : it->second)
-    results.emplace_back(at::empty(sizes, at::TensorOptions().dtype(type).device(at::kMeta)));
-  return results;
+  return MetaTensorsOf(it->second);
 }
 
 // The outputs (meta tensors) of the ops of kHostAtenOps that PyTorch gives no meta
@@ -385,8 +411,41 @@ bool MetaWithoutKernel(const c10::OperatorName& name, torch::jit::Stack& stack) 
   return false;
 }
 
+constexpr std::size_t kMaxMetaShapesKept = 4096;
+
+// Runs the op's meta computation on `stack` (its meta arguments), leaving its outputs.
+// Outputs of meta kernels are kept by the arguments' key: a step traces the same calls
+// again, and some meta kernels are PyTorch's Python ones (mkldnn_rnn_layer_backward's:
+// 28 us a call, six calls an LSTM step). A call whose arguments failed the kernel's
+// checks is not kept, so the same arguments fail again with the kernel's message.
+// Counter HostAtenMetaShapesReused.
 void RunMeta(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
-  if (!MetaWithoutKernel(op.operator_name(), stack)) op.callBoxed(stack);
+  if (MetaWithoutKernel(op.operator_name(), stack)) return;
+  static std::mutex mu;
+  static std::unordered_map<std::string, MetaShapes> cache;
+  const std::string key = MetaArgumentsKey(OpId(op.operator_name()), stack);
+  if (!key.empty()) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) {
+      static metrics::Counter* reused = metrics::GetCounter("HostAtenMetaShapesReused");
+      reused->Add();
+      stack = MetaTensorsOf(it->second);
+      return;
+    }
+  }
+  op.callBoxed(stack);
+  if (key.empty()) return;
+  MetaShapes shapes;
+  for (const c10::IValue& r : stack) {
+    // Outputs that are not all tensors (the caller falls back to the CPU) are not kept.
+    if (!r.isTensor() || !r.toTensor().defined()) return;
+    shapes.emplace_back(r.toTensor().sizes().vec(), r.toTensor().scalar_type());
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  // Programs whose shapes change every step would grow it without bound.
+  if (cache.size() >= kMaxMetaShapesKept) cache.clear();
+  cache.emplace(key, std::move(shapes));
 }
 
 // The meta arguments of one part of `length` samples.
