@@ -109,6 +109,6 @@ def test_traced_shapes_are_kept_per_argument_shapes_and_errors_stay():
     with pytest.raises(RuntimeError, match='square'):
       torch.linalg.inv(torch.ones(2, 3, device=DEV))
     assert reused() == before
-  # A batch split changes only the sizes: each size keeps its own shapes.
+  # Another batch size gets shapes of its own.
   x = general(4, 4, torch.float32, (3,))
   torch.testing.assert_close(torch.linalg.inv(x.to(DEV)).cpu(), torch.linalg.inv(x), rtol=1e-4, atol=1e-4)

@@ -349,35 +349,24 @@ torch::jit::Stack MetaTensorsOf(const MetaShapes& shapes) {
 }
 
 // mkldnn_rnn_layer's outputs for meta arguments. Its meta kernel reports an empty
-// workspace, whose real size oneDNN decides; the CPU kernel is run once on zeros of the
-// arguments' shapes and its outputs' shapes kept for later traces of the same call.
+// workspace, whose real size oneDNN decides: the CPU kernel runs on zeros of the
+// arguments' shapes (once per shapes: RunMeta keeps its outputs' shapes).
 torch::jit::Stack RnnLayerShapes(const torch::jit::Stack& meta_args) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, MetaShapes> cache;
-  std::string key = MetaArgumentsKey(0, meta_args);
-  if (key.empty()) {
-    for (const c10::IValue& v : meta_args) key += c10::str(v, ";");
-  }
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    static const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::mkldnn_rnn_layer", "");
-    torch::jit::Stack cpu_args;
-    for (const c10::IValue& v : meta_args) {
-      if (v.isTensor()) {
-        cpu_args.emplace_back(at::zeros(v.toTensor().sizes(), v.toTensor().options().device(at::kCPU)));
-      } else {
-        cpu_args.push_back(v);
-      }
+  static const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::mkldnn_rnn_layer", "");
+  torch::jit::Stack cpu_args;
+  for (const c10::IValue& v : meta_args) {
+    if (v.isTensor()) {
+      cpu_args.emplace_back(at::zeros(v.toTensor().sizes(), v.toTensor().options().device(at::kCPU)));
+    } else {
+      cpu_args.push_back(v);
     }
-    c10::InferenceMode inference;
-    at::AutoGradMode grad_mode(true);  // as RunHostAten runs it
-    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu_args);
-    MetaShapes shapes;
-    for (const c10::IValue& r : cpu_args) shapes.emplace_back(r.toTensor().sizes().vec(), r.toTensor().scalar_type());
-    it = cache.emplace(key, std::move(shapes)).first;
   }
-  return MetaTensorsOf(it->second);
+  c10::InferenceMode inference;
+  at::AutoGradMode grad_mode(true);  // as RunHostAten runs it
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu_args);
+  MetaShapes shapes;
+  for (const c10::IValue& r : cpu_args) shapes.emplace_back(r.toTensor().sizes().vec(), r.toTensor().scalar_type());
+  return MetaTensorsOf(shapes);
 }
 
 // The outputs (meta tensors) of the ops of kHostAtenOps that PyTorch gives no meta
@@ -414,13 +403,12 @@ bool MetaWithoutKernel(const c10::OperatorName& name, torch::jit::Stack& stack) 
 constexpr std::size_t kMaxMetaShapesKept = 4096;
 
 // Runs the op's meta computation on `stack` (its meta arguments), leaving its outputs.
-// Outputs of meta kernels are kept by the arguments' key: a step traces the same calls
-// again, and some meta kernels are PyTorch's Python ones (mkldnn_rnn_layer_backward's:
-// 28 us a call, six calls an LSTM step). A call whose arguments failed the kernel's
-// checks is not kept, so the same arguments fail again with the kernel's message.
-// Counter HostAtenMetaShapesReused.
+// Outputs are kept by the arguments' key: a step traces the same calls again, and some
+// meta computations are slow (mkldnn_rnn_layer's runs the CPU kernel; PyTorch's meta
+// kernel of mkldnn_rnn_layer_backward is a Python one, 28 us a call, six calls an LSTM
+// step). A call whose arguments failed the kernel's checks is not kept, so the same
+// arguments fail again with the kernel's message. Counter HostAtenMetaShapesReused.
 void RunMeta(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
-  if (MetaWithoutKernel(op.operator_name(), stack)) return;
   static std::mutex mu;
   static std::unordered_map<std::string, MetaShapes> cache;
   const std::string key = MetaArgumentsKey(OpId(op.operator_name()), stack);
@@ -434,7 +422,7 @@ void RunMeta(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
       return;
     }
   }
-  op.callBoxed(stack);
+  if (!MetaWithoutKernel(op.operator_name(), stack)) op.callBoxed(stack);
   if (key.empty()) return;
   MetaShapes shapes;
   for (const c10::IValue& r : stack) {
