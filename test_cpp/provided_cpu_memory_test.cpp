@@ -35,6 +35,43 @@ TEST(ProvidedCpuMemoryTest, FirstAllocationOfTheSizeGetsTheBlockOnce) {
   EXPECT_EQ(memory[0], 2.5f);
 }
 
+TEST(ProvidedCpuMemoryTest, AllocationsLetPassFirstAreRecordedAndTheResultFoundAmongThem) {
+  ASSERT_TRUE(ProvidedCpuMemory::Install());
+  alignas(64) static float memory[128];
+  // Learning: every allocation of the size passes and is recorded. The first is freed
+  // before the third, which may then reuse its address: the result is the last there.
+  std::vector<ProvidedBlock> learn{{memory, sizeof memory}};
+  learn[0].skip = ProvidedBlock::kRecorded;
+  at::Tensor kept, result;
+  {
+    ProvidedCpuMemory scope(learn);
+    at::Tensor scratch = at::empty({128});
+    kept = at::empty({128});
+    scratch.reset();
+    result = at::empty({128});
+  }
+  EXPECT_FALSE(learn[0].taken);
+  EXPECT_EQ(learn[0].passed, 3);
+  EXPECT_EQ(learn[0].ResultOrdinal(kept.data_ptr()), 1);
+  EXPECT_EQ(learn[0].ResultOrdinal(result.data_ptr()), 2);
+  EXPECT_EQ(learn[0].ResultOrdinal(memory), -1);
+
+  // Offering to the third allocation of the size.
+  std::vector<ProvidedBlock> offer{{memory, sizeof memory}};
+  offer[0].skip = 2;
+  at::Tensor first, second, third;
+  {
+    ProvidedCpuMemory scope(offer);
+    first = at::empty({128});
+    second = at::empty({128});
+    third = at::empty({128});
+  }
+  EXPECT_TRUE(offer[0].taken);
+  EXPECT_NE(first.data_ptr(), static_cast<void*>(memory));
+  EXPECT_NE(second.data_ptr(), static_cast<void*>(memory));
+  EXPECT_EQ(third.data_ptr(), static_cast<void*>(memory));
+}
+
 TEST(ProvidedCpuMemoryTest, NothingIsOfferedOutsideTheScopeOrOnOtherThreads) {
   ASSERT_TRUE(ProvidedCpuMemory::Install());
   alignas(64) static float memory[64];

@@ -180,6 +180,26 @@ def test_activation_dominated_and_grouped_convolutions_split_by_batch(mode):
     assert channel_splits() == before
 
 
+@pytest.mark.parametrize('mode', ['auto'], indirect=True)
+@pytest.mark.parametrize('shapes', [((4, 16, 10, 10), (16, 16, 3, 3)), ((4, 64, 4, 4), (64, 64, 3, 3))],
+                         ids=['by_batch', 'by_channels'])
+def test_results_computed_in_place_from_the_second_call_on(mode, shapes):
+    # The first call of each kind learns which of PyTorch's allocations is its result
+    # (each part's result is copied into the graph's buffer); later calls offer that
+    # allocation the part's piece of the buffer, and the values stay eager's.
+    conv = lambda x, w, b: F.conv2d(x, w, b, padding=1)
+    in_place = []
+    for seed in (7, 8, 9):
+        torch.manual_seed(seed)
+        x, w, b = torch.randn(shapes[0]), torch.randn(shapes[1]), torch.randn(shapes[1][0])
+        before = met.counter_value('HostConvolutionResultInPlace') or 0
+        assert check_against_eager(conv, x, w, b, torch.float32, 1e-4) == 3
+        in_place.append((met.counter_value('HostConvolutionResultInPlace') or 0) - before)
+    # Batch split: the forward's and the input gradient's parts; channel split: the
+    # forward's parts are strided views (copied), the weight gradient's rows are not.
+    assert in_place[1] >= 2 and in_place[2] == in_place[1]
+
+
 def pending_hlo(fn, *shapes, dtype=torch.float32):
     tensors = [torch.randn(s, dtype=dtype, device=dev) for s in shapes]
     return torch_xla._get_stablehlo([fn(*tensors)])

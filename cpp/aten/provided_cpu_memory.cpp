@@ -3,6 +3,8 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 
+#include <algorithm>
+
 namespace torch_xla {
 namespace {
 
@@ -32,6 +34,12 @@ class OfferingAllocator final : public c10::Allocator {
   c10::DataPtr allocate(std::size_t n) override {
     for (ProvidedBlock& block : offered) {
       if (!block.taken && block.bytes == n) {
+        if (block.passed < block.skip) {
+          c10::DataPtr elsewhere = next_->allocate(n);
+          if (block.passed < ProvidedBlock::kRecorded) block.passed_memory[block.passed] = elsewhere.get();
+          ++block.passed;
+          return elsewhere;
+        }
         block.taken = true;
         // The context is the pointer itself, as raw_allocate requires of every allocation.
         return {block.memory, block.memory, &KeepProvided, c10::Device(c10::DeviceType::CPU)};
@@ -64,6 +72,13 @@ bool Installed() {
 }  // namespace
 
 bool ProvidedCpuMemory::Install() { return Installed(); }
+
+int ProvidedBlock::ResultOrdinal(const void* result) const {
+  for (int i = std::min(passed, kRecorded) - 1; i >= 0; --i) {
+    if (passed_memory[i] == result) return i;
+  }
+  return -1;
+}
 
 ProvidedCpuMemory::ProvidedCpuMemory(std::span<ProvidedBlock> blocks) : previous_(offered) {
   if (Installed()) offered = blocks;

@@ -11,17 +11,35 @@
 // landed there and copies it where it did not: a kernel that allocated another tensor of
 // that size first used the block as scratch, and its result is copied over it as before.
 //
+// A kernel may allocate tensors of its result's size before the result itself: oneDNN's
+// convolutions on NCHW tensors compute into a blocked-layout tensor and reorder it into
+// the result they allocate after it. A block can therefore let a number of allocations
+// of its size pass first (`skip`), and records where those went, so that the caller can
+// learn from one call which of them was the result (ResultOrdinal) and offer the block
+// to that one in the calls that follow.
+//
 // The blocks must outlive every tensor the kernel allocates in the scope, so a scope
 // covers one call of a kernel that keeps nothing it allocated (no caches of tensors).
+#include <array>
 #include <cstddef>
 #include <span>
 
 namespace torch_xla {
 
 struct ProvidedBlock {
+  static constexpr int kRecorded = 8;
+
   void* memory = nullptr;
   std::size_t bytes = 0;
   bool taken = false;  // set when an allocation got it
+  int skip = 0;        // allocations of exactly `bytes` that go elsewhere first
+  int passed = 0;      // how many did
+  std::array<void*, kRecorded> passed_memory{};  // where the first kRecorded of them went
+
+  // Which of the allocations let pass (0 for the first) is the one at `result`: the
+  // last recorded there, since an allocation at the same address before it must have
+  // been freed. -1 where none was.
+  int ResultOrdinal(const void* result) const;
 };
 
 class ProvidedCpuMemory {
