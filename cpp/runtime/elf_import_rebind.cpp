@@ -4,10 +4,11 @@
 #include <elf.h>
 #include <link.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
+
+#include "runtime/page_size.h"
 
 namespace torch_xla::runtime::internal {
 namespace {
@@ -86,7 +87,7 @@ ReadOnlyRange FindRelro(const link_map* map) {
       [](dl_phdr_info* info, size_t, void* data) {
         auto* search = static_cast<Search*>(data);
         if (info->dlpi_addr != search->map->l_addr) return 0;
-        const uintptr_t page_size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+        const uintptr_t page_size = PageSize();
         for (int i = 0; i < info->dlpi_phnum; ++i) {
           const ElfW(Phdr)& header = info->dlpi_phdr[i];
           if (header.p_type != PT_GNU_RELRO) continue;
@@ -107,7 +108,7 @@ bool WriteSlot(void** slot, void* value, const ReadOnlyRange& read_only) {
     *slot = value;
     return true;
   }
-  const uintptr_t page_size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t page_size = PageSize();
   void* page = reinterpret_cast<void*>(address & ~(page_size - 1));
   if (mprotect(page, page_size, PROT_READ | PROT_WRITE) != 0) return false;
   *slot = value;

@@ -13,6 +13,7 @@
 #include "runtime/elf_import_rebind.h"
 #include "runtime/host_buffer_pool.h"
 #include "runtime/metrics.h"
+#include "runtime/page_size.h"
 
 namespace torch_xla::runtime::internal {
 namespace {
@@ -20,11 +21,6 @@ namespace {
 // Mappings are rounded to the huge-page size so that the kernel can back them with huge
 // pages (fewer faults and TLB misses on first touch).
 constexpr size_t kMappingGranule = size_t{2} << 20;
-
-size_t PageSize() {
-  static const size_t page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return page_size;
-}
 
 size_t RoundToGranule(size_t bytes) { return (bytes + kMappingGranule - 1) / kMappingGranule * kMappingGranule; }
 

@@ -1,20 +1,15 @@
 #include "runtime/host_buffer_pool.h"
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 
 #include "runtime/metrics.h"
+#include "runtime/page_size.h"
 
 namespace torch_xla::runtime::internal {
 namespace {
-
-size_t PageSize() {
-  static const size_t page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return page_size;
-}
 
 size_t RoundToPages(size_t bytes) { return (bytes + PageSize() - 1) / PageSize() * PageSize(); }
 

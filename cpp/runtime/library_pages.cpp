@@ -4,10 +4,11 @@
 #include <elf.h>
 #include <link.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
+
+#include "runtime/page_size.h"
 
 namespace torch_xla::runtime::internal {
 namespace {
@@ -26,7 +27,7 @@ int AdviseReadOnlySegments(dl_phdr_info* info, std::size_t, void* data) {
   const auto* map = static_cast<const link_map*>(data);
   if (info->dlpi_addr != map->l_addr || info->dlpi_name == nullptr || std::strcmp(info->dlpi_name, map->l_name) != 0)
     return 0;
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t page = PageSize();
   for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& segment = info->dlpi_phdr[i];
     if (segment.p_type != PT_LOAD || (segment.p_flags & PF_W) != 0) continue;
