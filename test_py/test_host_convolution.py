@@ -180,10 +180,11 @@ def test_activation_dominated_and_grouped_convolutions_split_by_batch(mode):
     assert channel_splits() == before
 
 
-@pytest.mark.parametrize('mode', ['auto'], indirect=True)
+@pytest.mark.parametrize('mode,dtype,tol', [('auto', torch.float32, 1e-4), ('1', torch.bfloat16, 2e-2)],
+                         ids=['float32', 'bfloat16'], indirect=['mode'])
 @pytest.mark.parametrize('shapes', [((4, 16, 10, 10), (16, 16, 3, 3)), ((4, 64, 4, 4), (64, 64, 3, 3))],
                          ids=['by_batch', 'by_channels'])
-def test_results_computed_in_place_from_the_second_call_on(mode, shapes):
+def test_results_computed_in_place_from_the_second_call_on(mode, dtype, tol, shapes):
     # The first call of each kind learns which of PyTorch's allocations is its result
     # (each part's result is copied into the graph's buffer); later calls offer that
     # allocation the part's piece of the buffer, and the values stay eager's.
@@ -193,7 +194,7 @@ def test_results_computed_in_place_from_the_second_call_on(mode, shapes):
         torch.manual_seed(seed)
         x, w, b = torch.randn(shapes[0]), torch.randn(shapes[1]), torch.randn(shapes[1][0])
         before = met.counter_value('HostConvolutionResultInPlace') or 0
-        assert check_against_eager(conv, x, w, b, torch.float32, 1e-4) == 3
+        assert check_against_eager(conv, x, w, b, dtype, tol) == 3
         in_place.append((met.counter_value('HostConvolutionResultInPlace') or 0) - before)
     # Batch split: the forward's and the input gradient's parts; channel split: the
     # forward's parts are strided views (copied), the weight gradient's rows are not.

@@ -84,7 +84,7 @@ void CheckSize(const at::Tensor& r, const at::Tensor& out) {
 }
 
 // Which of PyTorch's allocations of a part's result size is its result, by the call's
-// config and the part's shapes: oneDNN's convolutions on NCHW tensors first allocate
+// config, the element type and the part's shapes: oneDNN's convolutions on NCHW tensors first allocate
 // the input in its blocked layout (of the result's size where input and output are)
 // and the result in the blocked layout, then the result, into which they reorder. Learnt
 // from the first call of each kind (provided_cpu_memory.h); kNever where the result was
@@ -123,6 +123,7 @@ void ComputeInto(const runtime::HostKernelCall& call, const ConvolutionConfig& c
   int ordinal = ResultOrdinals::kNever;
   if (offerable) {
     key.assign(call.config.begin(), call.config.end());
+    key.push_back(static_cast<int64_t>(target.scalar_type()));
     for (const at::Tensor* t : {&a, &b, &target}) {
       key.push_back(-1);  // separates the shapes
       key.insert(key.end(), t->sizes().begin(), t->sizes().end());
