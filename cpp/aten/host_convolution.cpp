@@ -84,11 +84,11 @@ void CheckSize(const at::Tensor& r, const at::Tensor& out) {
 }
 
 // Which of PyTorch's allocations of a part's result size is its result, by the call's
-// config, the element type and the part's shapes: oneDNN's convolutions on NCHW tensors first allocate
-// the input in its blocked layout (of the result's size where input and output are)
-// and the result in the blocked layout, then the result, into which they reorder. Learnt
-// from the first call of each kind (provided_cpu_memory.h); kNever where the result was
-// none of the recorded allocations, or once an offer missed it.
+// config, the element type and the part's shapes: oneDNN's convolutions on NCHW tensors
+// first allocate the input in its blocked layout (of the result's size where input and
+// output are) and the result in the blocked layout, then the result, into which they
+// reorder. Learnt from the first call of each kind (provided_cpu_memory.h); kNever where
+// the result was none of the recorded allocations, or once an offer missed it.
 class ResultOrdinals {
  public:
   static constexpr int kUnknown = -2, kNever = -1;
