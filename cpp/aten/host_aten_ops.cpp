@@ -38,6 +38,7 @@
 #include "aten/single_thread_scope.h"
 #include "ir/builder.h"
 #include "lowering/host_kernel_targets.h"
+#include "runtime/bounded_map.h"
 #include "runtime/host_kernel.h"
 #include "runtime/metrics.h"
 
@@ -400,8 +401,6 @@ bool MetaWithoutKernel(const c10::OperatorName& name, torch::jit::Stack& stack) 
   return false;
 }
 
-constexpr std::size_t kMaxMetaShapesKept = 4096;
-
 // Runs the op's meta computation on `stack` (its meta arguments), leaving its outputs.
 // Outputs are kept by the arguments' key: a step traces the same calls again, and some
 // meta computations are slow (mkldnn_rnn_layer's runs the CPU kernel; PyTorch's meta
@@ -409,16 +408,13 @@ constexpr std::size_t kMaxMetaShapesKept = 4096;
 // step). A call whose arguments failed the kernel's checks is not kept, so the same
 // arguments fail again with the kernel's message. Counter HostAtenMetaShapesReused.
 void RunMeta(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, MetaShapes> cache;
+  static runtime::BoundedMap<std::string, MetaShapes> kept;
   const std::string key = MetaArgumentsKey(OpId(op.operator_name()), stack);
   if (!key.empty()) {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) {
+    if (std::optional<MetaShapes> shapes = kept.Find(key)) {
       static metrics::Counter* reused = metrics::GetCounter("HostAtenMetaShapesReused");
       reused->Add();
-      stack = MetaTensorsOf(it->second);
+      stack = MetaTensorsOf(*shapes);
       return;
     }
   }
@@ -430,10 +426,7 @@ void RunMeta(const c10::OperatorHandle& op, torch::jit::Stack& stack) {
     if (!r.isTensor() || !r.toTensor().defined()) return;
     shapes.emplace_back(r.toTensor().sizes().vec(), r.toTensor().scalar_type());
   }
-  std::lock_guard<std::mutex> lock(mu);
-  // Programs whose shapes change every step would grow it without bound.
-  if (cache.size() >= kMaxMetaShapesKept) cache.clear();
-  cache.emplace(key, std::move(shapes));
+  kept.Keep(key, std::move(shapes));
 }
 
 // The meta arguments of one part of `length` samples.

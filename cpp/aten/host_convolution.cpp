@@ -3,12 +3,11 @@
 #include <malloc.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
-#include <mutex>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -20,6 +19,7 @@
 #include "aten/single_thread_scope.h"
 #include "ir/builder.h"
 #include "lowering/host_kernel_targets.h"
+#include "runtime/bounded_map.h"
 #include "runtime/host_kernel.h"
 #include "runtime/metrics.h"
 
@@ -89,26 +89,8 @@ void CheckSize(const at::Tensor& r, const at::Tensor& out) {
 // output are) and the result in the blocked layout, then the result, into which they
 // reorder. Learnt from the first call of each kind (provided_cpu_memory.h); kNever where
 // the result was none of the recorded allocations, or once an offer missed it.
-class ResultOrdinals {
- public:
-  static constexpr int kUnknown = -2, kNever = -1;
-
-  int Find(const std::vector<int64_t>& key) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = ordinals_.find(key);
-    return it == ordinals_.end() ? kUnknown : it->second;
-  }
-  void Store(std::vector<int64_t> key, int ordinal) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (ordinals_.size() >= kMaxKeys) ordinals_.clear();  // shapes that keep changing
-    ordinals_[std::move(key)] = ordinal;
-  }
-
- private:
-  static constexpr std::size_t kMaxKeys = 4096;
-  mutable std::mutex mutex_;
-  std::map<std::vector<int64_t>, int> ordinals_;
-};
+constexpr int kNever = -1;
+using ResultOrdinals = runtime::BoundedMap<std::vector<int64_t>, int, std::map<std::vector<int64_t>, int>>;
 
 // Computes a part's result into `target`, a view of the result buffer: in place where
 // the view is dense and PyTorch's kernel allocates its result where it is offered (the
@@ -120,7 +102,7 @@ void ComputeInto(const runtime::HostKernelCall& call, const ConvolutionConfig& c
   const bool offerable =
       target.is_contiguous() && reinterpret_cast<uintptr_t>(target.data_ptr()) % 64 == 0 && target.numel() > 0;
   std::vector<int64_t> key;
-  int ordinal = ResultOrdinals::kNever;
+  std::optional<int> ordinal = kNever;  // nullopt: not learnt yet
   if (offerable) {
     key.assign(call.config.begin(), call.config.end());
     key.push_back(static_cast<int64_t>(target.scalar_type()));
@@ -131,16 +113,16 @@ void ComputeInto(const runtime::HostKernelCall& call, const ConvolutionConfig& c
     }
     ordinal = ordinals.Find(key);
   }
-  std::array<ProvidedBlock, 1> block{};
-  if (ordinal != ResultOrdinals::kNever) {
-    block[0].memory = target.data_ptr();
-    block[0].bytes = target.nbytes();
-    block[0].skip = ordinal == ResultOrdinals::kUnknown ? ProvidedBlock::kRecorded : ordinal;
+  const bool offered = ordinal != kNever;
+  ProvidedBlock block;
+  if (offered) {
+    block.memory = target.data_ptr();
+    block.bytes = target.nbytes();
+    block.skip = ordinal.value_or(ProvidedBlock::kRecorded);
   }
   at::Tensor r;
   {
-    ProvidedCpuMemory provided(ordinal != ResultOrdinals::kNever ? std::span<ProvidedBlock>(block)
-                                                                   : std::span<ProvidedBlock>());
+    ProvidedCpuMemory provided(std::span<ProvidedBlock>(&block, offered ? 1 : 0));
     r = Compute(c, a, b, target);
   }
   CheckSize(r, target);
@@ -148,10 +130,10 @@ void ComputeInto(const runtime::HostKernelCall& call, const ConvolutionConfig& c
     in_place->Add();
     return;
   }
-  if (ordinal == ResultOrdinals::kUnknown) {
-    ordinals.Store(std::move(key), r.is_contiguous() ? block[0].ResultOrdinal(r.data_ptr()) : ResultOrdinals::kNever);
-  } else if (ordinal != ResultOrdinals::kNever) {
-    ordinals.Store(std::move(key), ResultOrdinals::kNever);
+  if (!ordinal) {
+    ordinals.Keep(std::move(key), r.is_contiguous() ? block.ResultOrdinal(r.data_ptr()) : kNever);
+  } else if (offered) {
+    ordinals.Keep(std::move(key), kNever);
   }
   target.copy_(r);
 }

@@ -22,6 +22,7 @@
 #include "ir/builder_collectives.h"
 #include "ir/debug_location.h"
 #include "lowering/lowering_context.h"
+#include "runtime/bounded_map.h"
 #include "runtime/metrics.h"
 #include "runtime/persistent_cache.h"
 
@@ -385,19 +386,13 @@ class ScalarBufferCache {
     uint64_t bits = 0;
     std::memcpy(&bits, bytes, size);
     Key key{bits, static_cast<int>(type), device};
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = entries_.find(key);
-    if (it != entries_.end()) return it->second;
-    // Values that change every step (seeds, counters) would grow the cache without
-    // bound; start over when it is full.
-    if (entries_.size() >= kMaxEntries) entries_.clear();
+    if (std::optional<runtime::BufferPtr> kept = entries_.Find(key)) return *kept;
     runtime::BufferPtr buffer = TransferScalar(bytes, type, device);
-    entries_.emplace(key, buffer);
+    entries_.Keep(key, buffer);
     return buffer;
   }
 
  private:
-  static constexpr std::size_t kMaxEntries = 4096;
   struct Key {
     uint64_t bits;
     int type;
@@ -410,8 +405,8 @@ class ScalarBufferCache {
              (static_cast<std::size_t>(k.device) << 56);
     }
   };
-  std::mutex mu_;
-  std::unordered_map<Key, runtime::BufferPtr, KeyHash> entries_;
+  // Values that change every step (seeds, counters) would grow it without bound.
+  runtime::BoundedMap<Key, runtime::BufferPtr, std::unordered_map<Key, runtime::BufferPtr, KeyHash>> entries_;
 };
 
 runtime::BufferPtr UploadScalar(const Node* node, int device) {
