@@ -12,6 +12,9 @@ Rows:
                batch 16 x sequence 32 (a word language model)
   resnet18     ResNet-18 (BasicBlock, layers 2-2-2-2, 64-512 channels, its stem of a
                7x7 stride-2 convolution and a max-pool), 64x64 RGB, 10 classes, batch 16
+  gpt2         a GPT-2-sized decoder (12 pre-norm causal layers of width 768, 12 heads,
+               GELU MLP of 3072, vocabulary 50257, learnt positions), batch 8 x sequence
+               512; on a GPU only (by default)
 
 Every row trains with SGD (momentum 0.9) and cross-entropy (mse for mha). Columns: ms
 of an eager step, of an XLA step waiting for its result and per step back to back, the
@@ -21,7 +24,16 @@ memory of a process that runs only eager steps and of one that runs only XLA ste
 (each its own process, MB, and the ratio), with the resident pages of the PJRT plugin's
 library in the XLA process and the ratio without them.
 
+On a GPU (PJRT_DEVICE=CUDA) each row runs in one process against PyTorch's own CUDA
+on the same GPU: eager, and torch.compile (inductor) of the model; columns are ms per
+step waiting for the result (the XLA step back to back too), the ratios against eager
+and inductor, the first step (compile included) of each, and peak GPU memory: PyTorch's
+allocator's peak for eager and inductor, the PJRT plugin's peak for XLA (both count
+what the step allocated, not the allocators' reserves). Float32 matrix products run in
+full float32 in all three unless --tf32 (TF32 tensor cores in all three).
+
   python benchmarks/bench_models.py [--rows mnist,encoder,...] [--steps N]
+  PJRT_DEVICE=CUDA python benchmarks/bench_models.py [--rows ...] [--tf32]
 """
 import argparse
 import json
@@ -35,7 +47,9 @@ sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
 
 ROWS = ('mnist', 'encoder', 'mha', 'lstm', 'resnet18')
-DEFAULT_STEPS = {'mnist': 20, 'encoder': 5, 'mha': 10, 'lstm': 10, 'resnet18': 5}
+GPU_ROWS = ROWS + ('gpt2',)
+DEFAULT_STEPS = {'mnist': 20, 'encoder': 5, 'mha': 10, 'lstm': 10, 'resnet18': 5, 'gpt2': 5}
+GPU_STEPS = 20
 
 
 def _models():
@@ -94,7 +108,30 @@ def _models():
   def resnet18():
     return ResNet18(), lambda: (torch.randn(16, 3, 64, 64), torch.randint(0, 10, (16,))), F.cross_entropy
 
-  return {'mnist': mnist, 'encoder': encoder, 'mha': mha, 'lstm': lstm, 'resnet18': resnet18}
+  def gpt2():
+
+    class Decoder(nn.Module):
+
+      def __init__(self, vocab=50257, width=768, heads=12, layers=12, context=512):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, width)
+        self.positions = nn.Embedding(context, width)
+        layer = nn.TransformerEncoderLayer(width, heads, 4 * width, dropout=0.0, activation='gelu', batch_first=True,
+                                           norm_first=True)
+        self.layers = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab, bias=False)
+        self.register_buffer('causal', nn.Transformer.generate_square_subsequent_mask(context), persistent=False)
+
+      def forward(self, tokens):
+        n = tokens.shape[1]
+        x = self.tokens(tokens) + self.positions(torch.arange(n, device=tokens.device))
+        x = self.layers(x, mask=self.causal[:n, :n], is_causal=True)
+        return self.head(self.norm(x)).flatten(0, 1)
+
+    return Decoder(), lambda: (torch.randint(0, 50257, (8, 512)), torch.randint(0, 50257, (8 * 512,))), F.cross_entropy
+
+  return {'mnist': mnist, 'encoder': encoder, 'mha': mha, 'lstm': lstm, 'resnet18': resnet18, 'gpt2': gpt2}
 
 
 def _resnet18_class():
@@ -143,20 +180,22 @@ def ResNet18():
   return _resnet18_class()()
 
 
-def make_step(name):
-  """make_step for common.compare_training: the row's model trained on one fixed batch."""
+def make_step(name, compiled=False):
+  """make_step for common.compare_training: the row's model trained on one fixed batch.
+  compiled=True: the model runs through torch.compile (inductor)."""
   import torch
 
   def build(device):
     torch.manual_seed(0)
     model, make_batch, loss_fn = _models()[name]()
     model = model.train().to(device)
+    forward = torch.compile(model) if compiled else model
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     inputs, target = make_batch()
 
     def step():
       opt.zero_grad()
-      loss = loss_fn(model(inputs.to(device)), target.to(device))
+      loss = loss_fn(forward(inputs.to(device)), target.to(device))
       loss.backward()
       opt.step()
 
@@ -211,9 +250,78 @@ def _child_memory(name, device, steps):
   return {'peak_rss_mb': _peak_rss_mb()}
 
 
-def _run_child(args, env=None):
-  out = subprocess.run([sys.executable, os.path.abspath(__file__), '--child'] + args,
-                       env={**os.environ, **(env or {})}, capture_output=True, text=True)
+def _child_gpu(name, steps, tf32):
+  """One row on the GPU: PyTorch eager CUDA, inductor and the XLA device, one after the
+  other in this process."""
+  import statistics
+  import time
+
+  import torch
+  import torch_xla.core.xla_model as xm
+  import torch_xla.debug.metrics as met
+  from torch_xla.backends import set_mat_mul_precision
+  torch.backends.cuda.matmul.allow_tf32 = tf32
+  torch.backends.cudnn.allow_tf32 = tf32
+  set_mat_mul_precision('default' if tf32 else 'highest')
+
+  def measure(step, wait, peak):
+    start = time.perf_counter()
+    step()
+    wait()
+    first = time.perf_counter() - start
+    for _ in range(2):
+      step()
+    wait()
+    waiting = []
+    for _ in range(steps):
+      start = time.perf_counter()
+      step()
+      wait()
+      waiting.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    for _ in range(steps):
+      step()
+    wait()
+    return {'ms': statistics.median(waiting) * 1e3, 'b2b_ms': (time.perf_counter() - start) / steps * 1e3,
+            'first_s': first, 'peak_mb': peak() / 2**20}
+
+  row = {'model': name}
+  for label, compiled in (('eager', False), ('inductor', True)):
+    torch.cuda.reset_peak_memory_stats()
+    torch.cuda.empty_cache()
+    result = measure(make_step(name, compiled)('cuda'), torch.cuda.synchronize, torch.cuda.max_memory_allocated)
+    row.update({label + '_' + k: v for k, v in result.items()})
+    torch._dynamo.reset()
+    torch.cuda.empty_cache()
+  device = xm.xla_device()
+  xla_step = make_step(name)(device)
+
+  def run_xla():
+    xla_step()
+    xm.mark_step()
+
+  executions = met.metric_data('ExecuteTime')
+  before = executions[0] if executions else 0
+  result = measure(run_xla, xm.wait_device_ops, lambda: xm.get_memory_info(device).get('peak_bytes_used', -2**20))
+  row.update({'xla_' + k: v for k, v in result.items()})
+  row['xla_vs_eager'] = row['xla_ms'] / row['eager_ms']
+  row['xla_vs_inductor'] = row['xla_ms'] / row['inductor_ms']
+  row['xla_b2b_vs_eager'] = row['xla_b2b_ms'] / row['eager_b2b_ms']
+  row['graphs_per_step'] = (met.metric_data('ExecuteTime')[0] - before) / (2 * steps + 3)
+  fallbacks = [n for n in met.counter_names() if n.startswith('aten::')]
+  if fallbacks:
+    print('ops run through the CPU fallback:', ', '.join(fallbacks))
+  row['fallbacks'] = len(fallbacks)
+  row['tf32'] = tf32
+  return row
+
+
+def _run_child(args, env=None, timeout=None):
+  try:
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), '--child'] + args,
+                         env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=timeout)
+  except subprocess.TimeoutExpired:
+    raise RuntimeError('{} did not finish in {} s'.format(' '.join(args), timeout))
   if out.returncode != 0:
     raise RuntimeError('{} failed:\n{}'.format(' '.join(args), out.stderr[-4000:]))
   lines = [line for line in out.stdout.splitlines() if line.startswith('{')]
@@ -225,7 +333,10 @@ def _run_child(args, env=None):
 
 def main():
   parser = argparse.ArgumentParser()
-  parser.add_argument('--rows', default=','.join(ROWS))
+  gpu = os.environ.get('PJRT_DEVICE', 'CPU').upper() == 'CUDA'
+  parser.add_argument('--rows', default=','.join(GPU_ROWS if gpu else ROWS))
+  parser.add_argument('--tf32', action='store_true', help='on a GPU: float32 products on TF32 tensor cores')
+  parser.add_argument('--row-timeout', type=float, default=None, help='on a GPU: seconds a row may take')
   parser.add_argument('--steps', type=int, default=None, help='steps per round (default: per row)')
   parser.add_argument('--no-memory', action='store_true', help='skip the peak-memory processes')
   parser.add_argument('--child', nargs=3, metavar=('KIND', 'ROW', 'STEPS'), help=argparse.SUPPRESS)
@@ -235,6 +346,8 @@ def main():
     if kind == 'timing':
       import torch_xla  # noqa: F401
       row = _child_timing(name, steps)
+    elif kind in ('gpu', 'gpu-tf32'):
+      row = _child_gpu(name, steps, kind == 'gpu-tf32')
     else:
       row = _child_memory(name, kind, steps)
     print(json.dumps(row))
@@ -242,6 +355,19 @@ def main():
 
   from common import report
   rows = []
+  if gpu:
+    for name in args.rows.split(','):
+      try:
+        row = _run_child(['gpu-tf32' if args.tf32 else 'gpu', name, str(args.steps or GPU_STEPS)],
+                         timeout=args.row_timeout)
+      except RuntimeError as error:
+        print(error, flush=True)
+        continue
+      rows.append(row)
+      print(json.dumps(row), flush=True)
+    if rows:
+      report(rows)
+    return
   for name in args.rows.split(','):
     steps = args.steps or DEFAULT_STEPS[name]
     # The first step compiles: the persistent cache would otherwise make it a load.

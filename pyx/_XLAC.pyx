@@ -23,6 +23,14 @@ cdef extern from "runtime/client.h" namespace "torch_xla::runtime":
         @staticmethod
         cbool IsCreated()
 
+cdef extern from "lowering/matmul_precision.h" namespace "torch_xla::lowering":
+    cdef enum MatMulPrecision "torch_xla::lowering::MatMulPrecision":
+        pass
+    void SetMatMulPrecision(MatMulPrecision precision)
+    MatMulPrecision GetMatMulPrecision()
+    string MatMulPrecisionName(MatMulPrecision precision)
+    MatMulPrecision ParseMatMulPrecision(const string& name) except +RaisePyError
+
 cdef extern from "runtime/metrics.h" namespace "torch_xla::metrics":
     cdef cppclass MetricSnapshot:
         int64_t count
@@ -45,6 +53,7 @@ cdef extern from "aten/api.h" namespace "torch_xla":
     void SetRngState(uint64_t seed, int ordinal) except +RaisePyError
     uint64_t GetRngState(int ordinal) except +RaisePyError
     pair[int64_t, int64_t] MemoryInfo(int ordinal) except +RaisePyError
+    int64_t MemoryPeak(int ordinal) except +RaisePyError
     void SetHostConvolution(const string& mode) except +RaisePyError
     string HostConvolution() except +RaisePyError
 
@@ -133,6 +142,15 @@ def _xla_get_rng_state(int device):
 def _xla_memory_info(int device):
     cdef pair[int64_t, int64_t] info = MemoryInfo(device)
     return (info.first, info.second)
+
+def _xla_memory_peak(int device):
+    return MemoryPeak(device)
+
+def _xla_set_mat_mul_precision(str precision):
+    SetMatMulPrecision(ParseMatMulPrecision(precision.encode()))
+
+def _xla_get_mat_mul_precision():
+    return MatMulPrecisionName(GetMatMulPrecision()).decode()
 
 def _xla_set_host_convolution(str mode):
     SetHostConvolution(mode.encode())

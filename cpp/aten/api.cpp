@@ -81,6 +81,10 @@ std::pair<int64_t, int64_t> MemoryInfo(int ordinal) {
   return {info.bytes_in_use, info.bytes_limit};
 }
 
+int64_t MemoryPeak(int ordinal) {
+  return runtime::Client::Get().GetMemoryInfo(OrdinalOf(XlaDeviceOf(ordinal))).peak_bytes_in_use;
+}
+
 void SetHostConvolution(const std::string& mode) { SetHostConvolutionMode(mode); }
 
 std::string HostConvolution() { return HostConvolutionModeName(GetHostConvolutionMode()); }

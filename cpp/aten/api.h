@@ -51,6 +51,9 @@ uint64_t GetRngState(int ordinal);
 
 // (bytes in use, bytes limit) of a device.
 std::pair<int64_t, int64_t> MemoryInfo(int ordinal);
+// The most device memory in use at once so far, in bytes, or -1 where the plugin does
+// not report it (the CPU plugin).
+int64_t MemoryPeak(int ordinal);
 
 // Which convolutions on the CPU device run PyTorch's own CPU kernels inside the graph:
 // "auto", "1" (all) or "0" (none), as $XLA_HOST_CONVOLUTION (aten/host_convolution.h).

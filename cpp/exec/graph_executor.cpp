@@ -22,6 +22,7 @@
 #include "ir/builder_collectives.h"
 #include "ir/debug_location.h"
 #include "lowering/lowering_context.h"
+#include "lowering/matmul_precision.h"
 #include "runtime/bounded_map.h"
 #include "runtime/metrics.h"
 #include "runtime/persistent_cache.h"
@@ -106,7 +107,8 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
     }
   }
   last_size = g.nodes.size();
-  g.hash = h;
+  // The same IR lowers to other products under another mat mul precision.
+  g.hash = ir::HashCombine(h, static_cast<hash_t>(lowering::MatMulPrecisionKey()));
   g.aliased_output.assign(g.parameters.size(), -1);
   return g;
 }

@@ -4,6 +4,7 @@
 
 #include "lowering/host_kernel_targets.h"
 #include "lowering/lowering_context.h"
+#include "lowering/matmul_precision.h"
 
 namespace torch_xla::lowering {
 namespace {
@@ -28,7 +29,8 @@ std::vector<Ssa> LowerConvolution(LoweringContext& ctx, const Node& node, const 
                       ", lhs_dilation = " + I64Array(list(3)) + ", rhs_dilation = " + I64Array(list(4)) +
                       ", dimension_numbers = #stablehlo.conv<[b, f" + spatial + "]x[o, i" + spatial + "]->[b, f" +
                       spatial + "]>, feature_group_count = " + std::to_string(a[1 + 5 * n]) +
-                      " : i64, batch_group_count = " + std::to_string(a[2 + 5 * n]) + " : i64";
+                      " : i64, batch_group_count = " + std::to_string(a[2 + 5 * n]) + " : i64" +
+                      PrecisionConfigAttribute();
   return {ctx.Emit("stablehlo.convolution", operands, node.shape(), attrs)};
 }
 LoweringRule convolution_rule("stablehlo.convolution", LowerConvolution);

@@ -7,6 +7,7 @@
 
 #include "ir/builder.h"
 #include "lowering/lowering_context.h"
+#include "lowering/matmul_precision.h"
 #include "lowering/pass_through.h"
 #include "runtime/client.h"
 #include "runtime/column_sum_kernel.h"
@@ -204,7 +205,8 @@ std::vector<Ssa> LowerDotGeneral(LoweringContext& ctx, const Node& node, const s
   std::size_t nc = a[1 + 2 * nb];
   std::size_t c0 = 2 + 2 * nb;
   return {ctx.Emit("stablehlo.dot_general", operands, node.shape(),
-                   DotDimensions(DimList(a, 1, nb), DimList(a, 1 + nb, nb), DimList(a, c0, nc), DimList(a, c0 + nc, nc)))};
+                   DotDimensions(DimList(a, 1, nb), DimList(a, 1 + nb, nb), DimList(a, c0, nc), DimList(a, c0 + nc, nc)) +
+                       PrecisionConfigAttribute())};
 }
 LoweringRule dot_rule("stablehlo.dot_general", LowerDotGeneral);
 

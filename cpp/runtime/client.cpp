@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <thread>
 
@@ -217,6 +218,46 @@ Global& GetGlobal() {
   return *global;
 }
 
+// The CUDA plugin's allocator, as torch_xla's variables choose it:
+// PJRT_ALLOCATOR_PREALLOCATE (default 1: the plugin takes its share of the GPU's memory
+// at start), PJRT_ALLOCATOR_FRACTION (that share, default the plugin's 0.75) and
+// PJRT_ALLOCATOR_CUDA_ASYNC (1: CUDA's stream-ordered allocator). Processes that share a
+// GPU with each other or with PyTorch's CUDA turn preallocation off. `allocator` holds
+// the allocator's name for as long as the options are used.
+void AddCudaAllocatorOptions(std::vector<PJRT_NamedValue>& options, std::string& allocator) {
+  auto named = [&options](std::string_view name, PJRT_NamedValue_Type type) -> PJRT_NamedValue& {
+    PJRT_NamedValue option = PJRT_ARGS(PJRT_NamedValue);
+    option.name = name.data();
+    option.name_size = name.size();
+    option.type = type;
+    option.value_size = 1;
+    return options.emplace_back(option);
+  };
+  auto flag = [](const char* name) -> std::optional<bool> {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') return std::nullopt;
+    const std::string text = value;
+    if (text == "1" || text == "true" || text == "True" || text == "TRUE") return true;
+    if (text == "0" || text == "false" || text == "False" || text == "FALSE") return false;
+    throw RuntimeError(std::string("$") + name + " must be 1 or 0 (true or false), got '" + text + "'");
+  };
+  if (std::optional<bool> preallocate = flag("PJRT_ALLOCATOR_PREALLOCATE"))
+    named("preallocate", PJRT_NamedValue_kBool).bool_value = *preallocate;
+  if (const char* fraction = std::getenv("PJRT_ALLOCATOR_FRACTION"); fraction != nullptr && *fraction != '\0') {
+    char* end = nullptr;
+    const float value = std::strtof(fraction, &end);
+    if (end == fraction || *end != '\0' || !(value > 0.0f && value <= 1.0f))
+      throw RuntimeError(std::string("$PJRT_ALLOCATOR_FRACTION must be a number in (0, 1], got '") + fraction + "'");
+    named("memory_fraction", PJRT_NamedValue_kFloat).float_value = value;
+  }
+  if (flag("PJRT_ALLOCATOR_CUDA_ASYNC").value_or(false)) {
+    allocator = "cuda_async";
+    PJRT_NamedValue& option = named("allocator", PJRT_NamedValue_kString);
+    option.string_value = allocator.data();
+    option.value_size = allocator.size();
+  }
+}
+
 int ResolveCpuDeviceCount(const ClientOptions& options) {
   if (options.cpu_device_count < 0) {
     throw RuntimeError("ClientOptions.cpu_device_count must be positive, got " +
@@ -387,9 +428,14 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
     option.value_size = 1;
     create_options.push_back(option);
   };
+  // Kept alive until PJRT_Client_Create returns: the named values point into it.
+  std::string allocator;
   if (device_kind_ == "CPU") {
     add_int("cpu_device_count", ResolveCpuDeviceCount(options));
-  } else if (options.num_nodes > 1) {
+  } else if (device_kind_ == "CUDA") {
+    AddCudaAllocatorOptions(create_options, allocator);
+  }
+  if (device_kind_ != "CPU" && options.num_nodes > 1) {
     add_int("node_id", options.node_id);
     add_int("num_nodes", options.num_nodes);
     if (!options.visible_devices.empty()) {
@@ -785,6 +831,7 @@ MemoryInfo Client::GetMemoryInfo(int device_index) {
       info.bytes_in_use = args.bytes_in_use;
       info.bytes_limit = args.bytes_limit_is_set ? args.bytes_limit : 0;
       have_limit = args.bytes_limit_is_set;
+      if (args.peak_bytes_in_use_is_set) info.peak_bytes_in_use = args.peak_bytes_in_use;
     }
   }
   // CPU devices use host memory, which the CPU plugin does not report.

@@ -96,6 +96,7 @@ using ExecutablePtr = std::shared_ptr<Executable>;
 struct MemoryInfo {
   int64_t bytes_in_use = 0;
   int64_t bytes_limit = 0;
+  int64_t peak_bytes_in_use = -1;  // -1: the plugin does not report it
 };
 
 struct ClientOptions {

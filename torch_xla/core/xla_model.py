@@ -417,12 +417,20 @@ def get_memory_info(device):
     used, limit = int(used), int(limit)
   except Exception:  # documented: monitoring code must not crash training
     used, limit = 0, 0
-  return {
+  info = {
       'kb_free': max(limit - used, 0) // 1024,
       'kb_total': limit // 1024,
       'bytes_used': used,
       'bytes_limit': limit,
   }
+  # The most in use at once so far, where the plugin reports it (GPU plugins do).
+  try:
+    peak = int(_xlac()._xla_memory_peak(_device_ordinal(device)))
+  except Exception:  # documented: monitoring code must not crash training
+    peak = -1
+  if peak >= 0:
+    info['peak_bytes_used'] = peak
+  return info
 
 
 # ------------------------------------------------------------------- save
