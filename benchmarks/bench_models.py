@@ -108,11 +108,11 @@ def _models():
   def resnet18():
     return ResNet18(), lambda: (torch.randn(16, 3, 64, 64), torch.randint(0, 10, (16,))), F.cross_entropy
 
-  def gpt2():
+  def gpt2(layers=12, vocab=50257, batch=8, context=512):
 
     class Decoder(nn.Module):
 
-      def __init__(self, vocab=50257, width=768, heads=12, layers=12, context=512):
+      def __init__(self, width=768, heads=12):
         super().__init__()
         self.tokens = nn.Embedding(vocab, width)
         self.positions = nn.Embedding(context, width)
@@ -129,7 +129,8 @@ def _models():
         x = self.layers(x, mask=self.causal[:n, :n], is_causal=True)
         return self.head(self.norm(x)).flatten(0, 1)
 
-    return Decoder(), lambda: (torch.randint(0, 50257, (8, 512)), torch.randint(0, 50257, (8 * 512,))), F.cross_entropy
+    return Decoder(), lambda: (torch.randint(0, vocab, (batch, context)), torch.randint(0, vocab,
+                                                                                   (batch * context,))), F.cross_entropy
 
   return {'mnist': mnist, 'encoder': encoder, 'mha': mha, 'lstm': lstm, 'resnet18': resnet18, 'gpt2': gpt2}
 

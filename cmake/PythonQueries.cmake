@@ -2,11 +2,13 @@
 # package and libraries are, and where the xla-cpu-pjrt wheel put the CPU
 # plugin.
 execute_process(
-  COMMAND ${Python_EXECUTABLE} -c "import torch, os; print(torch.utils.cmake_prefix_path); print(os.path.join(os.path.dirname(torch.__file__), 'lib'))"
+  COMMAND ${Python_EXECUTABLE} -c "import torch, os; print(torch.utils.cmake_prefix_path); print(os.path.join(os.path.dirname(torch.__file__), 'lib')); print(int(torch.version.cuda is not None)); print(int(torch._C._GLIBCXX_USE_CXX11_ABI))"
   OUTPUT_VARIABLE _torch_out OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
 string(REPLACE "\n" ";" _torch_out "${_torch_out}")
 list(GET _torch_out 0 TORCH_CMAKE_PREFIX)
 list(GET _torch_out 1 TORCH_LIB_DIR)
+list(GET _torch_out 2 TORCH_BUILT_WITH_CUDA)
+list(GET _torch_out 3 TORCH_CXX11_ABI)
 
 # The PJRT C API header travels with the project (third_party/pjrt); the CPU plugin's
 # wheel, where installed, gives the CPU plugin's path as a default for the runtime.

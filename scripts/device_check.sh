@@ -9,7 +9,10 @@
 # Each phase has a time limit (BUILD_TIMEOUT, TEST_TIMEOUT, OPINFO_TIMEOUT,
 # BENCH_TIMEOUT, seconds); a phase that fails or runs out is reported and the next one
 # runs. Wheels in .whl/ (expecttest for the OpInfo tests) are installed first, without
-# a network. PHASES picks phases (default "build smoke tests opinfo bench").
+# a network. PHASES picks phases (default "build smoke tests opinfo bench"); without
+# "build" it uses torch_xla/_XLAC*.so and torch_xla/lib built beforehand for that Python
+# and torch (cmake -DTORCH_XLA_INPLACE=ON -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON), which a
+# machine with a 2-core CPU builds once while the GPU's time is spent on the rest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 report=$(realpath -m "${1:-${OUT:-device_report}}")
@@ -47,7 +50,14 @@ if has build; then
     exit 1
   fi
 fi
+module=$($py -c 'import sysconfig; print("_XLAC" + sysconfig.get_config_var("EXT_SUFFIX"))')
+if [ ! -f "torch_xla/$module" ]; then
+  log "no torch_xla/$module: run the build phase, or build for this Python and torch elsewhere (TORCH_XLA_INPLACE)"
+  exit 1
+fi
+has build || log "using the prebuilt torch_xla/$module and torch_xla/lib"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+log "plugin: $($py -m pip show jax-cuda13-pjrt jax-cuda12-pjrt 2>/dev/null | grep -E '^(Name|Version)' | tr '\n' ' ')"
 
 # ---- smoke: the plugin loads, a product and a training step match PyTorch's CUDA
 if has smoke; then

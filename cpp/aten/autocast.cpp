@@ -14,6 +14,9 @@ namespace {
 using at::Scalar;
 using at::ScalarType;
 using at::Tensor;
+#if __has_include(<ATen/core/Dimname.h>)
+using at::DimnameList;  // releases with named tensors list norm.names_ScalarOpt_dim
+#endif
 using c10::IntArrayRef;
 
 TORCH_LIBRARY_IMPL(_, AutocastXLA, m) { m.fallback(torch::CppFunction::makeFallthrough()); }

@@ -192,7 +192,7 @@ bool UseOverlapAddInputGrad(const Value& dy, const Value& w, const std::vector<i
     out *= static_cast<double>(dy.shape().dims[i + 2]);
     columns *= dy.shape().dims[i + 2] * w.shape().dims[i + 2];
   }
-  return in >= 1.5 * out && columns <= kMaxColumns && runtime::Client::Get().device_kind() == "CPU";
+  return in >= 1.5 * out && columns <= kMaxColumns && runtime::Client::Get().LowersForCpu();
 }
 
 // The input gradient of a convolution with one group, as one matrix product and an
@@ -296,7 +296,7 @@ bool UseSingleChannelTaps(const Value& x, const Value& w, const ConvParams& p) {
   if (p.transposed || p.groups != 1 || w.shape().dims[1] != 1) return false;
   int64_t taps = 1;
   for (std::size_t i = 0; i < p.n; ++i) taps *= w.shape().dims[i + 2];
-  return taps <= kMaxTaps && runtime::Client::Get().device_kind() == "CPU";
+  return taps <= kMaxTaps && runtime::Client::Get().LowersForCpu();
 }
 
 // conv(x, w) for x [N, 1, s...], w [F, 1, k...] as a sum over the kernel taps of a

@@ -10,7 +10,7 @@ namespace {
 
 std::atomic<MatMulPrecision> g_precision{MatMulPrecision::kHighest};
 
-bool CarriesPrecision() { return runtime::Client::Get().device_kind() != "CPU"; }
+bool CarriesPrecision() { return !runtime::Client::Get().LowersForCpu(); }
 
 }  // namespace
 

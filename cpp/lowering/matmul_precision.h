@@ -5,7 +5,8 @@
 // (TF32 or bfloat16_3x passes), 'highest' for full float32. The default is 'highest', as
 // PyTorch's own float32 matmul on CUDA: a script moved to the XLA device computes what it
 // computed before. The CPU device computes float32 in full whatever the setting, so its
-// graphs carry no precision attribute and are the same under every setting.
+// graphs carry no precision attribute and are the same under every setting (unless
+// XLA_LOWERING_DEVICE_KIND has it lowered as another kind: runtime/client.h).
 #include <cstdint>
 #include <string>
 
@@ -23,11 +24,11 @@ MatMulPrecision ParseMatMulPrecision(const std::string& name);
 
 // The attribute that a dot_general or convolution of the current setting carries
 // (", precision_config = [...]", to append to its attributes), or "" where it carries
-// none (the CPU device).
+// none (graphs lowered for the CPU device).
 std::string PrecisionConfigAttribute();
 
-// What the compiled graph depends on, for the computation cache's key: 0 on the CPU
-// device, else 1 + the setting.
+// What the compiled graph depends on, for the computation cache's key: 0 for graphs
+// lowered for the CPU device, else 1 + the setting.
 uint64_t MatMulPrecisionKey();
 
 }  // namespace torch_xla::lowering

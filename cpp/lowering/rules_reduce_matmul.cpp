@@ -123,7 +123,7 @@ std::optional<Ssa> SumByRows(LoweringContext& ctx, Ssa input, const std::vector<
   while (first_row_dim > 0 && reduced[first_row_dim - 1] && row * in[first_row_dim - 1] <= kMaxRowSumLength)
     row *= in[--first_row_dim];
   for (int64_t d = 0; d < first_row_dim; ++d) rows *= in[d];
-  if (row < kMinRowSumLength || rows < kMinRowSumRows || runtime::Client::Get().device_kind() != "CPU")
+  if (row < kMinRowSumLength || rows < kMinRowSumRows || !runtime::Client::Get().LowersForCpu())
     return std::nullopt;
   Ssa matrix = ctx.Emit("stablehlo.reshape", {input}, Shape(result.type, {rows, row}));
   Ssa row_sums;

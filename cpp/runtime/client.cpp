@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
@@ -398,6 +399,11 @@ void Client::Shutdown() {
 Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending>()) {
   internal::PluginChoice choice = internal::ResolvePlugin(options);
   device_kind_ = choice.device_kind;
+  lowering_kind_ = device_kind_;
+  if (const char* kind = std::getenv("XLA_LOWERING_DEVICE_KIND"); kind != nullptr && *kind != '\0') {
+    lowering_kind_ = kind;
+    for (char& c : lowering_kind_) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
   plugin_path_ = choice.path;
   if (device_kind_ == "CPU") internal::AddDefaultCpuXlaFlags();
   try {

@@ -143,6 +143,11 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   const std::string& device_kind() const { return device_kind_; }      // "CPU", "CUDA", "TPU"
+  // The device kind that lowering choices are made for: device_kind() unless
+  // $XLA_LOWERING_DEVICE_KIND names another. The CPU device lowered as CUDA takes no host
+  // calls and no CPU-only lowerings, so its graphs are those another device runs.
+  const std::string& lowering_kind() const { return lowering_kind_; }
+  bool LowersForCpu() const { return lowering_kind_ == "CPU"; }
   const std::string& platform_name() const { return platform_name_; }  // as PJRT reports it
   const std::string& plugin_path() const { return plugin_path_; }
   int device_count() const { return static_cast<int>(devices_.size()); }
@@ -214,6 +219,7 @@ class Client {
   std::vector<int64_t> device_ids_;  // PJRT's global id of each device
   std::shared_ptr<KeyValueStore> kv_store_;  // the plugin's callbacks reach it while the client lives
   std::string device_kind_;
+  std::string lowering_kind_;
   std::string platform_name_;
   std::string plugin_path_;
   void* plugin_handle_ = nullptr;  // the plugin library's (dlopen), for its memory's hooks

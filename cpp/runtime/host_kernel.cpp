@@ -141,7 +141,7 @@ void RegisterHostKernel(const PJRT_Api* api, const std::string& name,
 
 bool RegisterCpuHostKernel(const std::string& name, XLA_FFI_Error* (*handler)(XLA_FFI_CallFrame*)) {
   Client& client = Client::Get();
-  if (client.device_kind() != "CPU") return false;
+  if (client.device_kind() != "CPU" || !client.LowersForCpu()) return false;
   try {
     RegisterHostKernel(client.api(), name, handler);
   } catch (const RuntimeError&) {
