@@ -71,7 +71,7 @@ fi
 workers=${TEST_WORKERS:-12}
 if has tests; then
   files=$(cd test_py && ls test_*.py | grep -v -E \
-    '^test_(host_|cpu_arguments|plugin_pages|processes|exit|packaging|op_coverage|opinfo|utils_pure|data_utilities|device_dims)' |
+    '^test_(host_|cpu_arguments|plugin_pages|processes|exit|packaging|op_coverage|opinfo|utils_pure|data_utilities|device_dims|examples|lowering_device_kind)' |
     sed 's|^|test_py/|')
   start=$(date +%s)
   XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" timeout "${TEST_TIMEOUT:-300}" \
