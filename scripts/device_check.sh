@@ -70,18 +70,22 @@ fi
 # results are compared with eager PyTorch on the CPU (the tests' reference).
 workers=${TEST_WORKERS:-12}
 if has tests; then
-  files=$(cd test_py && ls test_*.py | grep -v -E \
+  files=${TEST_SELECT:-$(cd test_py && ls test_*.py | grep -v -E \
     '^test_(host_|cpu_arguments|plugin_pages|processes|exit|packaging|op_coverage|opinfo|utils_pure|data_utilities|device_dims|examples|lowering_device_kind)' |
-    sed 's|^|test_py/|')
+    sed 's|^|test_py/|')}
   start=$(date +%s)
-  XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" timeout "${TEST_TIMEOUT:-300}" \
-    $py -m pytest -n "$workers" -p no:cacheprovider -q -rfE --timeout 240 $files >"$report/tests.log" 2>&1
+  LIVE_FAILURES="$report/test_failures.txt" XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" \
+    PYTHONPATH=$PWD/scripts:$PYTHONPATH timeout "${TEST_TIMEOUT:-300}" \
+    $py -m pytest -n "$workers" -p no:cacheprovider -p pytest_live_failures -p no:benchmark -q -rfE --timeout 240 \
+    $files >"$report/tests.log" 2>&1
   log "tests: exit $? in $(($(date +%s) - start)) s: $(grep -E '(passed|failed|error)' "$report/tests.log" | tail -1)"
 fi
 if has opinfo; then
   start=$(date +%s)
-  XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" timeout "${OPINFO_TIMEOUT:-240}" \
-    $py -m pytest -n "$workers" -p no:cacheprovider -q -rfE --timeout 200 test_py/test_opinfo.py >"$report/opinfo.log" 2>&1
+  LIVE_FAILURES="$report/opinfo_failures.txt" XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" \
+    PYTHONPATH=$PWD/scripts:$PYTHONPATH timeout "${OPINFO_TIMEOUT:-240}" \
+    $py -m pytest -n "$workers" -p no:cacheprovider -p pytest_live_failures -p no:benchmark -q -rfE --timeout 200 \
+    test_py/test_opinfo.py ${OPINFO_K:+-k "$OPINFO_K"} >"$report/opinfo.log" 2>&1
   log "opinfo: exit $? in $(($(date +%s) - start)) s: $(grep -E '(passed|failed|error)' "$report/opinfo.log" | tail -1)"
 fi
 

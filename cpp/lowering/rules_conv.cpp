@@ -5,6 +5,7 @@
 #include "lowering/host_kernel_targets.h"
 #include "lowering/lowering_context.h"
 #include "lowering/matmul_precision.h"
+#include "runtime/client.h"
 
 namespace torch_xla::lowering {
 namespace {
@@ -31,7 +32,19 @@ std::vector<Ssa> LowerConvolution(LoweringContext& ctx, const Node& node, const 
                       spatial + "]>, feature_group_count = " + std::to_string(a[1 + 5 * n]) +
                       " : i64, batch_group_count = " + std::to_string(a[2 + 5 * n]) + " : i64" +
                       PrecisionConfigAttribute();
-  return {ctx.Emit("stablehlo.convolution", operands, node.shape(), attrs)};
+  const ElementType type = node.shape().type;
+  if (IsFloating(type) || IsComplex(type) || runtime::Client::Get().LowersForCpu())
+    return {ctx.Emit("stablehlo.convolution", operands, node.shape(), attrs)};
+  // GPU convolutions (cuDNN's) have no integer kernels: XLA's GPU compiler refuses them
+  // or fails at run time ("Unimplemented convolution"). Integers are computed in float64,
+  // exact while every partial sum stays below 2^53 in magnitude.
+  std::vector<Ssa> wide;
+  for (Ssa v : operands) {
+    const std::vector<int64_t> dims = ctx.TypeOf(v).dims;
+    wide.push_back(ctx.Emit("stablehlo.convert", {v}, Shape(ElementType::kF64, dims)));
+  }
+  Ssa result = ctx.Emit("stablehlo.convolution", wide, Shape(ElementType::kF64, node.shape().dims), attrs);
+  return {ctx.Emit("stablehlo.convert", {result}, node.shape())};
 }
 LoweringRule convolution_rule("stablehlo.convolution", LowerConvolution);
 
