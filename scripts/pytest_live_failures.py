@@ -7,9 +7,17 @@ so that a run stopped by its time limit still says what failed and why.
 import os
 
 
+_controller = True
+
+
+def pytest_configure(config):
+  global _controller
+  _controller = not hasattr(config, 'workerinput')  # an xdist worker's reports reach the controller
+
+
 def pytest_runtest_logreport(report):
   path = os.environ.get('LIVE_FAILURES')
-  if not path or not report.failed:
+  if not path or not report.failed or not _controller:
     return
   lines = str(report.longrepr).splitlines()
   errors = [line for line in lines if line.startswith('E ')][:8]

@@ -10,6 +10,7 @@ import torch
 import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
+from device_marks import cpu_device, needs_devices
 
 DEV = xm.xla_device()
 
@@ -21,6 +22,7 @@ def counter(name):
 # ------------------------------------------------------------------ devices
 
 
+@needs_devices(2)
 def test_xla_device():
   assert DEV == torch.device('xla', 0)
   assert str(DEV) == 'xla:0'
@@ -31,6 +33,7 @@ def test_xla_device():
   assert len(torch_xla.devices()) == torch_xla.device_count()
 
 
+@cpu_device('the default number of CPU devices')
 def test_default_cpu_device_count_is_one_per_core_up_to_four():
   # Without CPU_NUM_DEVICES the CPU device count follows the usable cores (at most 4),
   # so the plugin's compute threads (one per device at least) never outnumber the cores.
@@ -85,6 +88,7 @@ def test_master_print():
 
 
 
+@needs_devices(2)
 def test_is_xla_tensor():
   assert xm.is_xla_tensor(torch.ones(2, device=DEV))
   assert xm.is_xla_tensor(torch.ones(2, device='xla:1'))
@@ -269,6 +273,7 @@ def test_deepcopy_module():
   assert m2.weight.device == DEV
 
 
+@needs_devices(2)
 def test_print_and_item():
   x = torch.tensor([1.5, -2.0], device=DEV)
   r = repr(x)
@@ -294,6 +299,7 @@ def test_item_on_pending_graph():
 # ---------------------------------------------------------- other devices
 
 
+@needs_devices(2)
 def test_second_device_computes():
   d1 = xm.xla_device(1)
   a = torch.arange(6.0).view(2, 3)
@@ -309,6 +315,7 @@ def test_second_device_computes():
   assert torch.equal((x @ x.t()).cpu(), a @ a.t())
 
 
+@needs_devices(2)
 def test_mixing_devices_raises():
   a = torch.ones(2, 3, device=DEV)
   b = torch.ones(2, 3, device='xla:1')

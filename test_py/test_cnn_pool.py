@@ -8,6 +8,7 @@ import torch.nn.functional as F
 import torch_xla.core.xla_model as xm
 
 from op_testing import DEV, FLOATS, assert_same, check, ids, lowered, make, run_grad
+from device_marks import cpu_lowering
 
 
 MAX_CASES = [
@@ -83,6 +84,7 @@ def test_max_pool1d(kw, dtype):
            ops=['max_pool2d_with_indices', 'max_pool2d_with_indices_backward'])
 
 
+@cpu_lowering('the max-pool host kernel')
 def test_max_pool2d_backward_computes_indices_and_gradient_once():
     # bfloat16 (the XLA form): both are read once per window position; on the CPU
     # device they go through the pass-through kernel (ir::Materialize), which keeps XLA
@@ -112,6 +114,7 @@ HOST_CASES = [
 ]
 
 
+@cpu_lowering('the max-pool host kernel')
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float64], ids=ids)
 @pytest.mark.parametrize('shape,kw', HOST_CASES, ids=str)
 def test_max_pool2d_host_kernel(shape, kw, dtype):
@@ -131,6 +134,7 @@ def test_max_pool2d_host_kernel(shape, kw, dtype):
   assert 'torch_xla_max_pool"' in hlo and 'torch_xla_max_pool_backward"' in hlo, hlo
 
 
+@cpu_lowering('the max-pool host kernel')
 def test_max_pool3d_host_kernel():
   import torch_xla
   x = make((2, 8, 9, 12, 13), torch.float32)

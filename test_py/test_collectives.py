@@ -12,6 +12,9 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import replica_testing as rt
 from replica_testing import REPLICAS, run_replicas
+from device_marks import needs_devices
+
+pytestmark = needs_devices(4)
 
 GROUPS = [None, [[0, 1], [2, 3]], [[0, 2], [1, 3]], [[3, 2, 1, 0]]]
 RING = [(0, 1), (1, 2), (2, 3), (3, 0)]

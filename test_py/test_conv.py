@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 import torch_xla
 import torch_xla.core.xla_model as xm
+from device_marks import cpu_lowering
 
 dev = xm.xla_device()
 
@@ -316,6 +317,7 @@ def test_single_input_channel(case, dtype):
     check_case(case, dtype, seed=2)
 
 
+@cpu_lowering('a one-channel convolution as taps')
 def test_single_input_channel_runs_as_taps():
     x = torch.randn(2, 1, 10, 10, device=dev)
     w = torch.randn(4, 1, 3, 3, device=dev)
@@ -343,6 +345,7 @@ def test_input_grad_by_overlap_add(case, dtype):
     check_case(case, dtype, seed=3)
 
 
+@cpu_lowering('the input gradient by overlap-add')
 def test_input_grad_by_overlap_add_has_no_convolution():
     def input_grad_hlo(xs, ws, padding):
         x, w = torch.randn(xs), torch.randn(ws)

@@ -19,6 +19,9 @@ import torch_xla.distributed.parallel_loader as pl
 from data_parallel_testing import (LOCAL_BATCH, STEPS, WEIGHT_TOL, SmallNet, global_batches, initial_model,
                                    sgd)
 from replica_testing import REPLICAS, RUN_TIMEOUT, run_replicas
+from device_marks import needs_devices
+
+pytestmark = needs_devices(4)
 
 
 def train_on_one_device(model, batches, optimizer_fn):

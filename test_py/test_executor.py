@@ -5,6 +5,7 @@ import torch
 import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
+from device_marks import cpu_device
 
 DEV = xm.xla_device()
 
@@ -209,6 +210,7 @@ def test_donation_does_not_depend_on_whether_earlier_executions_finished():
   assert compiles[1:] == [0, 0, 0], compiles
 
 
+@cpu_device('the wait for host memory before a launch')
 def test_a_graph_that_allocates_much_waits_for_the_device_before_it_is_enqueued():
   # XLA allocates an execution's temporaries when it is enqueued. A graph that needs 32
   # MB or more waits for the device's earlier executions first, so two such steps never
@@ -259,6 +261,7 @@ def _xla_flags_seen_by_the_plugin(env_flags):
   return [line for line in out.stdout.splitlines() if line.startswith('flags:')][-1][len('flags: '):]
 
 
+@cpu_device("the CPU plugin's default XLA flags")
 def test_cpu_client_turns_on_region_analysis_for_copy_insertion_unless_the_user_chose():
   # Without it XLA copied every donated parameter before updating it in place.
   assert _xla_flags_seen_by_the_plugin(None) == '--xla_cpu_copy_insertion_use_region_analysis=true'

@@ -57,7 +57,9 @@ def test_index_reduce_bad_reduce():
 @pytest.mark.parametrize('dtype', ALL, ids=ids)
 def test_take_put(dtype):
   x = make((3, 4), dtype)
-  idx = _index([[0, 11], [-1, 5]])
+  # Distinct places (-2 is 10): where indices repeat, put without accumulate keeps any
+  # one of the values (PyTorch leaves it undefined; GPUs keep another than the CPU).
+  idx = _index([[0, 11], [-2, 5]])
   check(lambda t, i: torch.take(t, i), x, idx, ops=('take',))
   src = make((2, 2), dtype, seed=1)
   check(lambda t, i, s: t.put(i, s), x, idx, src, ops=('put',))
@@ -286,6 +288,8 @@ def test_index_put_mask_with_row_value(accumulate):
 # ---- custom ops run under functionalization ---------------------------------------------
 
 
+@pytest.mark.skipif(not hasattr(torch.nn, 'LinearCrossEntropyOptions'),
+                    reason='torch.nn.LinearCrossEntropyOptions is new in torch 2.13')
 @pytest.mark.parametrize('reduction', ['none', 'sum', 'mean'])
 def test_linear_cross_entropy_chunked(reduction):
   # The chunked path is a torch.library custom op whose implementation writes through

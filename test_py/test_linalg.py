@@ -10,6 +10,9 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 
 from op_testing import DEV, check, check_grad, lowered
+from device_marks import cpu_lowering
+
+pytestmark = cpu_lowering('LAPACK as host calls inside the graph (elsewhere these ops run through the CPU fallback, which test_opinfo.py checks)')
 
 FLOAT_TYPES = [torch.float32, torch.float64]
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.float64: dict(rtol=1e-10, atol=1e-10)}

@@ -15,6 +15,7 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 from op_testing import (ALL, BF16, DEV, EXACT, F32, FLOATS, INTS, assert_same, check, counter, fallbacks, ids,
                         lowered, make, to_dev, tol)
+from device_marks import needs_devices
 
 # ----------------------------------------------------------------- unary ops
 
@@ -813,6 +814,7 @@ def test_cast_same_dtype_and_int_bool():
   assert d.to(torch.int64) is d  # no-op cast keeps the tensor
 
 
+@needs_devices(2)
 def test_transfers_between_devices():
   x = make((2, 3), torch.float32)
   with lowered('_to_copy'):
@@ -846,6 +848,7 @@ def test_copy_from_ops():
   assert_same(dst, x)
 
 
+@needs_devices(2)
 def test_copy_inplace_values():
   x = make((3, 4), torch.float32)
   d = torch.zeros(3, 4, dtype=torch.int32, device=DEV)
@@ -978,6 +981,7 @@ def test_rng_repeatability_across_mark_step():
   assert torch.equal(a.cpu(), ca) and torch.equal(b.cpu(), cb)
 
 
+@needs_devices(2)
 def test_rng_state_per_device():
   xm.set_rng_state(11, DEV)
   a = torch.rand(20, device=DEV).cpu()

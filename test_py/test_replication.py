@@ -19,6 +19,9 @@ import torch_xla.runtime as xr
 import torch_xla.utils.serialization as xser
 from torch_xla.core import _replica
 from replica_testing import REPLICAS, RUN_TIMEOUT, run_replicas
+from device_marks import needs_devices
+
+pytestmark = needs_devices(4)
 
 # A clean failure comes well before any timeout.
 PROMPT = 10.0

@@ -9,6 +9,9 @@ import torch.nn.functional as F
 import torch_xla
 import torch_xla.core.xla_model as xm
 from op_testing import DEV, assert_same, check, make
+from device_marks import cpu_lowering
+
+pytestmark = cpu_lowering('sums as products by rows and the column-sum kernel')
 
 PASS_THROUGH = 'torch_xla_pass_through'
 ROW_SUM = 'torch_xla_row_sum'

@@ -5,13 +5,22 @@ shapes raise."""
 import pytest
 import torch
 
-from op_testing import DEV, assert_same, check, check_grad, ids, make
+from op_testing import DEV, assert_same, check, check_grad, ids, lowered, make
 
 
 @pytest.mark.parametrize('dtype', [torch.float32, torch.bfloat16, torch.float64, torch.int32, torch.int64], ids=ids)
 @pytest.mark.parametrize('shape', [(4, 4), (3, 5), (6, 2), (1, 1)])
 def test_trace(shape, dtype):
-  check(torch.trace, make(shape, dtype), ops=('trace',))
+  x = make(shape, dtype)
+  try:
+    torch.trace(x)
+  except NotImplementedError:
+    # torch before 2.13 has no bfloat16 trace on the CPU: float64's, rounded, instead.
+    with lowered('trace'):
+      actual = torch.trace(x.to(DEV))
+    assert_same(actual, torch.trace(x.double()).to(dtype))
+    return
+  check(torch.trace, x, ops=('trace',))
 
 
 def test_trace_bool_raises_like_eager():

@@ -14,6 +14,7 @@ import torch_xla.core.xla_model as xm
 
 from op_testing import (BF16, DEV, F32, FLOATS, assert_same, check, check_grad, counter, fallbacks, ids, lowered,
                         make, to_dev)
+from device_marks import LOWERED_FOR_CPU
 
 def tol_for(dtype, f32=None):
   if dtype == torch.bfloat16:
@@ -254,8 +255,10 @@ def sdpa_inputs(dtype=torch.float32, b=2, h=3, l=5, s=6, e=8, ev=4):
 
 SDPA_OPS = ('_safe_softmax', '_softmax_backward_data', 'bmm')
 # Attention in nn.MultiheadAttention / TransformerEncoderLayer on the CPU device: PyTorch's
-# flash-attention kernels inside the graph (test_host_attention.py).
-FLASH_OPS = ('_scaled_dot_product_flash_attention_for_cpu', '_scaled_dot_product_flash_attention_for_cpu_backward')
+# flash-attention kernels inside the graph (test_host_attention.py). Other devices take
+# PyTorch's math path (the products and softmax of SDPA_OPS).
+FLASH_OPS = (('_scaled_dot_product_flash_attention_for_cpu', '_scaled_dot_product_flash_attention_for_cpu_backward')
+             if LOWERED_FOR_CPU else SDPA_OPS)
 
 
 @pytest.mark.parametrize('dtype', FLOATS, ids=ids)

@@ -4,6 +4,7 @@
 
 #include "ir/builder_indexing.h"
 #include "lowering/lowering_context.h"
+#include "runtime/client.h"
 
 namespace torch_xla::lowering {
 namespace {
@@ -77,7 +78,24 @@ std::vector<Ssa> LowerScatter(LoweringContext& ctx, const Node& node, const std:
                       Field("inserted_window_dims", inserted) +
                       Field("scatter_dims_to_operand_dims", to_operand) + "index_vector_dim = " +
                       std::to_string(a[1]) + ">, indices_are_sorted = false, unique_indices = false";
-  std::string region = CombinerRegion(static_cast<ir::ScatterKind>(a[0]), node.shape().type);
+  const auto kind = static_cast<ir::ScatterKind>(a[0]);
+  const ElementType type = node.shape().type;
+  if (kind == ir::ScatterKind::kAdd && (type == ElementType::kBF16 || type == ElementType::kF16) &&
+      !runtime::Client::Get().LowersForCpu()) {
+    // A GPU adds the updates of one place in any order, each sum rounded to bfloat16: a
+    // place with several updates drifted by several bfloat16 steps. Added in float32 and
+    // rounded once, as PyTorch's CUDA index_put_ accumulates (the CPU device adds them in
+    // order, as PyTorch's CPU kernel does).
+    std::vector<Ssa> wide = operands;
+    for (std::size_t i : {std::size_t{0}, operands.size() - 1}) {
+      const std::vector<int64_t> dims = ctx.TypeOf(operands[i]).dims;
+      wide[i] = ctx.Emit("stablehlo.convert", {operands[i]}, Shape(ElementType::kF32, dims));
+    }
+    const Shape sums(ElementType::kF32, node.shape().dims);
+    Ssa result = ctx.EmitWithRegion("stablehlo.scatter", wide, {sums}, CombinerRegion(kind, ElementType::kF32), attrs)[0];
+    return {ctx.Emit("stablehlo.convert", {result}, node.shape())};
+  }
+  std::string region = CombinerRegion(kind, type);
   return ctx.EmitWithRegion("stablehlo.scatter", operands, {node.shape()}, region, attrs);
 }
 LoweringRule scatter_rule("stablehlo.scatter", LowerScatter);

@@ -16,7 +16,7 @@
 
 #include "pjrt_c_api.h"
 #include "runtime/compile_options.h"
-#include "runtime/cpu_plugin_flags.h"
+#include "runtime/plugin_xla_flags.h"
 #include "runtime/device_dims.h"
 #include "runtime/dims_text.h"
 #include "runtime/host_block_cache.h"
@@ -405,7 +405,7 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
     for (char& c : lowering_kind_) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
   plugin_path_ = choice.path;
-  if (device_kind_ == "CPU") internal::AddDefaultCpuXlaFlags();
+  internal::AddDefaultXlaFlags(device_kind_);
   try {
     api_ = LoadPjrtPlugin(choice.path);
   } catch (const RuntimeError& error) {
