@@ -11,8 +11,7 @@
 # runs. Wheels in .whl/ (expecttest for the OpInfo tests) are installed first, without
 # a network. PHASES picks phases (default "build smoke tests opinfo bench"); without
 # "build" it uses torch_xla/_XLAC*.so and torch_xla/lib built beforehand for that Python
-# and torch (cmake -DTORCH_XLA_INPLACE=ON -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON), which a
-# machine with a 2-core CPU builds once while the GPU's time is spent on the rest.
+# and torch by scripts/build_for_device.sh, so that the GPU's time goes to the rest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 report=$(realpath -m "${1:-${OUT:-device_report}}")
@@ -75,7 +74,7 @@ if has tests; then
     sed 's|^|test_py/|')}
   start=$(date +%s)
   LIVE_FAILURES="$report/test_failures.txt" XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" \
-    PYTHONPATH=$PWD/scripts:$PYTHONPATH timeout "${TEST_TIMEOUT:-300}" \
+    PYTHONPATH=$PWD/scripts:$PYTHONPATH timeout "${TEST_TIMEOUT:-200}" \
     $py -m pytest -n "$workers" -p no:cacheprovider -p pytest_live_failures -p no:benchmark -q -rfE --timeout 240 \
     $files >"$report/tests.log" 2>&1
   log "tests: exit $? in $(($(date +%s) - start)) s: $(grep -E '(passed|failed|error)' "$report/tests.log" | tail -1)"
@@ -83,7 +82,7 @@ fi
 if has opinfo; then
   start=$(date +%s)
   LIVE_FAILURES="$report/opinfo_failures.txt" XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" \
-    PYTHONPATH=$PWD/scripts:$PYTHONPATH timeout "${OPINFO_TIMEOUT:-240}" \
+    PYTHONPATH=$PWD/scripts:$PYTHONPATH timeout "${OPINFO_TIMEOUT:-100}" \
     $py -m pytest -n "$workers" -p no:cacheprovider -p pytest_live_failures -p no:benchmark -q -rfE --timeout 200 \
     test_py/test_opinfo.py ${OPINFO_K:+-k "$OPINFO_K"} >"$report/opinfo.log" 2>&1
   log "opinfo: exit $? in $(($(date +%s) - start)) s: $(grep -E '(passed|failed|error)' "$report/opinfo.log" | tail -1)"
@@ -92,7 +91,7 @@ fi
 # ---- benchmarks: each stock model against eager CUDA and inductor on the same GPU
 if has bench; then
   start=$(date +%s)
-  timeout "${BENCH_TIMEOUT:-360}" $py benchmarks/bench_models.py --row-timeout "${ROW_TIMEOUT:-150}" \
+  timeout "${BENCH_TIMEOUT:-240}" $py benchmarks/bench_models.py --row-timeout "${ROW_TIMEOUT:-150}" \
     ${BENCH_ARGS:-} >"$report/bench.log" 2>&1
   log "bench: exit $? in $(($(date +%s) - start)) s"
   grep -v '^{' "$report/bench.log" | tail -12 >>"$summary"
