@@ -260,6 +260,7 @@ def _child_gpu(name, steps, tf32):
   import torch
   import torch_xla.core.xla_model as xm
   import torch_xla.debug.metrics as met
+  from common import device_step_times
   from torch_xla.backends import set_mat_mul_precision
   torch.backends.cuda.matmul.allow_tf32 = tf32
   torch.backends.cudnn.allow_tf32 = tf32
@@ -273,18 +274,9 @@ def _child_gpu(name, steps, tf32):
     for _ in range(2):
       step()
     wait()
-    waiting = []
-    for _ in range(steps):
-      start = time.perf_counter()
-      step()
-      wait()
-      waiting.append(time.perf_counter() - start)
-    start = time.perf_counter()
-    for _ in range(steps):
-      step()
-    wait()
-    return {'ms': statistics.median(waiting) * 1e3, 'b2b_ms': (time.perf_counter() - start) / steps * 1e3,
-            'first_s': first, 'peak_mb': peak() / 2**20}
+    waiting, back_to_back = device_step_times(step, wait, steps)
+    return {'ms': statistics.median(waiting) * 1e3, 'b2b_ms': back_to_back * 1e3, 'first_s': first,
+            'peak_mb': peak() / 2**20}
 
   row = {'model': name}
   for label, compiled in (('eager', False), ('inductor', True)):

@@ -3,7 +3,7 @@ CPU device lowers as a GPU does (no host calls into PyTorch's CPU kernels or our
 kernels, float32 products carrying their precision attribute), and every model of
 benchmarks/bench_models.py still trains there, fully lowered, with eager's losses.
 
-Each model runs in one child process (the lowering kind is fixed when the client
+The models run in one child process (the lowering kind is fixed when the client
 starts); the GPT-2-sized row runs at 2 layers, a 1,000-word vocabulary and 8 x 32
 tokens, the same graph structure at a size the CPU runs in seconds.
 """
@@ -20,19 +20,18 @@ MODELS = ('mnist', 'encoder', 'mha', 'lstm', 'resnet18', 'gpt2')
 
 CHILD = r'''
 import json, sys
-sys.path[:0] = [sys.argv[2], sys.argv[3]]
+sys.path[:0] = sys.argv[2:4]
 import torch
 import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import bench_models
 
-name = sys.argv[1]
-sizes = dict(layers=2, vocab=1000, batch=8, context=32) if name == 'gpt2' else {}
 builders = bench_models._models()
 
 
-def train(device, steps=2):
+def train(name, device, steps=2):
+  sizes = dict(layers=2, vocab=1000, batch=8, context=32) if name == 'gpt2' else {}
   torch.manual_seed(0)
   model, make_batch, loss_fn = builders[name](**sizes)
   model = model.train().to(device)
@@ -51,26 +50,35 @@ def train(device, steps=2):
   return losses, text
 
 
-eager, _ = train('cpu')
-met.clear_all()
-lowered, text = train(xm.xla_device())
-print(json.dumps({'eager': eager, 'xla': lowered,
-                  'fallbacks': [n for n in met.counter_names() if n.startswith('aten::')],
-                  'host_calls': [t for t in ('torch_xla_host', 'torch_xla_row_sum', 'torch_xla_column_sum',
-                                             'torch_xla_pass_through', 'torch_xla_max_pool') if t in text],
-                  'custom_calls': text.count('stablehlo.custom_call'),
-                  'products': text.count('stablehlo.dot_general') + text.count('stablehlo.convolution'),
-                  'precise_products': text.count('precision HIGHEST')}))
+for name in sys.argv[1].split(','):
+  eager, _ = train(name, 'cpu')
+  met.clear_all()
+  lowered, text = train(name, xm.xla_device())
+  print(json.dumps({'name': name, 'eager': eager, 'xla': lowered,
+                    'fallbacks': [n for n in met.counter_names() if n.startswith('aten::')],
+                    'host_calls': [t for t in ('torch_xla_host', 'torch_xla_row_sum', 'torch_xla_column_sum',
+                                               'torch_xla_pass_through', 'torch_xla_max_pool') if t in text],
+                    'custom_calls': text.count('stablehlo.custom_call'),
+                    'products': text.count('stablehlo.dot_general') + text.count('stablehlo.convolution'),
+                    'precise_products': text.count('precision HIGHEST')}), flush=True)
 '''
 
 
-@pytest.mark.parametrize('name', MODELS)
-def test_model_lowers_without_cpu_shortcuts(name):
+@pytest.fixture(scope='module')
+def results():
+  """Every model trained in one child process (one client, one import of torch)."""
   env = dict(os.environ, XLA_LOWERING_DEVICE_KIND='CUDA', CPU_NUM_DEVICES='1')
-  out = subprocess.run([sys.executable, '-c', CHILD, name, os.path.join(ROOT, 'benchmarks'),
-                        os.path.join(ROOT, 'examples')], env=env, capture_output=True, text=True, timeout=600)
-  assert out.returncode == 0, out.stderr[-3000:]
-  result = json.loads(out.stdout.strip().splitlines()[-1])
+  out = subprocess.run([sys.executable, '-c', CHILD, ','.join(MODELS), os.path.join(ROOT, 'benchmarks'),
+                        os.path.join(ROOT, 'examples')], env=env, capture_output=True, text=True, timeout=900)
+  rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
+  return {row['name']: row for row in rows}, out.stderr[-3000:]
+
+
+@pytest.mark.parametrize('name', MODELS)
+def test_model_lowers_without_cpu_shortcuts(results, name):
+  rows, stderr = results
+  assert name in rows, stderr
+  result = rows[name]
   assert result['fallbacks'] == [], result
   assert result['host_calls'] == [], result
   assert result['custom_calls'] == 0, result
