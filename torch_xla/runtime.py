@@ -11,6 +11,7 @@ import os
 from torch_xla.core import _processes
 from torch_xla.core import _replica
 from torch_xla.core import xla_model as xm
+from torch_xla._extension import xlac as _xlac
 
 __all__ = [
     'addressable_device_count', 'device_type', 'global_device_count',
@@ -18,11 +19,6 @@ __all__ = [
     'initialize_cache', 'local_ordinal', 'local_process_count', 'process_count',
     'process_index', 'world_size', 'xla_device'
 ]
-
-
-def _xlac():
-  from torch_xla import _XLAC
-  return _XLAC
 
 
 def device_type():

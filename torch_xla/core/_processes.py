@@ -26,7 +26,9 @@ import pickle
 import threading
 import time
 
+from torch_xla.core._replication_error import ReplicationError
 from torch_xla.utils._daemon_threads import join_before_exit
+from torch_xla._extension import xlac as _xlac
 
 _lock = threading.Lock()
 _processes = None
@@ -34,11 +36,6 @@ _processes = None
 HEARTBEAT_SECONDS = 1.0
 # How long exit waits for the heartbeat's store call in flight to return.
 HEARTBEAT_STOP_SECONDS = 10.0
-
-
-def _xlac():
-  from torch_xla import _XLAC
-  return _XLAC
 
 
 def launched():
@@ -167,7 +164,6 @@ class Processes:
 
   def _wait(self, keys, what, participants=None, broken=lambda: None):
     """Waits for `keys`, at most the replica timeout; names who is missing otherwise."""
-    from torch_xla.core._replica import ReplicationError
     deadline = time.monotonic() + self.timeout
     pause = 0.001
     while True:
@@ -241,7 +237,6 @@ class Processes:
 def explain(error):
   """`error` as raised in a run of several processes: when other processes are lost,
   a ReplicationError that names them first (the original as its cause); else `error`."""
-  from torch_xla.core._replica import ReplicationError
   processes = _processes
   if processes is None:
     return error

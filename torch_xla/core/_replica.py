@@ -16,16 +16,13 @@ import time
 from typing import Any, Optional
 
 from torch_xla.core import _processes
+from torch_xla.core._replication_error import ReplicationError
+from torch_xla._extension import xlac as _xlac
 
 _thread_state = threading.local()
 _process_info = None
 _active_lock = threading.Lock()
 _active = None  # the running Replication
-
-
-def _xlac():
-  from torch_xla import _XLAC
-  return _XLAC
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,10 +33,6 @@ class ReplicaInfo:
   local_world_size: int
   device: Optional[int] = None  # the replica's XLA device ordinal
   replication: Any = dataclasses.field(default=None, compare=False, repr=False)
-
-
-class ReplicationError(RuntimeError):
-  """The replicas fell out of step: one failed, left, or did not arrive in time."""
 
 
 class _Round:

@@ -11,6 +11,7 @@ from torch_xla.core import _processes
 from torch_xla.core import _replica
 from torch_xla.utils import utils as _xu
 from torch_xla.utils._daemon_threads import join_before_exit
+from torch_xla._extension import xlac as _xlac
 
 REDUCE_SUM = 'sum'
 REDUCE_MUL = 'mul'
@@ -23,13 +24,6 @@ _REDUCE_TYPES = (REDUCE_SUM, REDUCE_MUL, REDUCE_AND, REDUCE_OR, REDUCE_MIN,
 
 # Hardware name reported to users (xla_device_hw) for each runtime kind.
 _HW_NAMES = {'CPU': 'CPU', 'CUDA': 'GPU', 'TPU': 'TPU'}
-
-
-def _xlac():
-  # Imported on use so this module (and the pure-Python helpers importing
-  # it) loads even where the extension is absent; only the calls need it.
-  from torch_xla import _XLAC
-  return _XLAC
 
 
 # ---------------------------------------------------------------- devices

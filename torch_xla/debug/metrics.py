@@ -1,14 +1,10 @@
 """Access to the runtime's counters and metrics (compile/execute/transfer stats)."""
+from torch_xla._extension import xlac as _xlac
 
 # Metrics and counters the short report shows by default.
 _SHORT_METRICS = ('CompileTime', 'ExecuteTime', 'TransferToDeviceTime',
                   'TransferFromDeviceTime')
 _SHORT_COUNTERS = ('CachedCompile', 'UncachedCompile')
-
-
-def _xlac():
-  from torch_xla import _XLAC  # on use: see xla_model._xlac
-  return _XLAC
 
 
 def counter_names():

@@ -12,11 +12,7 @@ import time
 import traceback
 
 from torch_xla.core import _replica
-
-
-def _xlac():
-  from torch_xla import _XLAC
-  return _XLAC
+from torch_xla._extension import xlac as _xlac
 
 
 class ReplicaError(RuntimeError):

@@ -13,13 +13,9 @@ import torch
 from torch_xla.core import _processes
 from torch_xla.core import _replica
 from torch_xla.distributed._replica_threads import ReplicaError, ReplicaThreads
+from torch_xla._extension import xlac as _xlac
 
 __all__ = ['spawn', 'MpModelWrapper', 'MpSerialExecutor', 'ReplicaError']
-
-
-def _xlac():
-  from torch_xla import _XLAC
-  return _XLAC
 
 
 def spawn(fn, args=(), nprocs=None, join=True, daemon=False,
