@@ -98,10 +98,12 @@ TEST_F(TensorOpsTest, SumAndMeanOverDims) {
   ExpectClose(xa.sum(), a.sum(), 1e-4, 1e-5);
   ExpectClose(xa.mean(), a.mean(), 1e-5, 1e-5);
   ExpectClose(xa.sum(1), a.sum(1), 1e-5, 1e-5);
-  ExpectClose(xa.sum({0, 2}), a.sum({0, 2}), 1e-5, 1e-5);
+  // Dimension lists spelt as IntArrayRef: torch releases with named tensors also take a
+  // list of names there, and a bare brace list would be ambiguous.
+  ExpectClose(xa.sum(at::IntArrayRef{0, 2}), a.sum(at::IntArrayRef{0, 2}), 1e-5, 1e-5);
   ExpectClose(xa.sum(-1, /*keepdim=*/true), a.sum(-1, true), 1e-5, 1e-5);
-  ExpectClose(xa.mean({1}), a.mean({1}), 1e-5, 1e-5);
-  ExpectClose(xa.mean({0, 1}, /*keepdim=*/true), a.mean({0, 1}, true), 1e-5, 1e-5);
+  ExpectClose(xa.mean(at::IntArrayRef{1}), a.mean(at::IntArrayRef{1}), 1e-5, 1e-5);
+  ExpectClose(xa.mean(at::IntArrayRef{0, 1}, /*keepdim=*/true), a.mean(at::IntArrayRef{0, 1}, true), 1e-5, 1e-5);
   // Integer sums accumulate in int64, like on the CPU.
   at::Tensor i = at::arange(24, at::kInt).reshape({2, 3, 4});
   ExpectClose(ToXla(i).sum(), i.sum());
