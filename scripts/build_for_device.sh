@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Builds the project here for the GPU machine's Python and torch (Python 3.12, torch
-# 2.11.0+cu130: the device tool's image), so that scripts/device_check.sh spends the
-# GPU's time on tests and benchmarks instead of a build. The result is the module and
-# core library in torch_xla/ (_XLAC.cpython-312-*.so, lib/libtorch_xla_core.so), with
-# rpaths relative to themselves; carry them with .whl/ (expecttest) to the device:
+# Builds the project here for a GPU machine's Python and torch (by default Python 3.12
+# and torch 2.11.0+cu130), so that scripts/device_check.sh spends the GPU's time on tests
+# and benchmarks instead of a build. The result is the module and core library in
+# torch_xla/ (_XLAC.cpython-312-*.so, lib/libtorch_xla_core.so), with rpaths relative to
+# themselves, and .whl/ with expecttest (the GPU machine may have no network); copy those
+# with the checkout to the GPU machine and run there:
 #
 #   bash scripts/build_for_device.sh
-#   device run: PHASES="smoke tests opinfo bench" bash scripts/device_check.sh $OUT
-#     carry: torch_xla/_XLAC.cpython-312-x86_64-linux-gnu.so, torch_xla/lib, .whl
+#   (there) PHASES="smoke tests opinfo bench" bash scripts/device_check.sh REPORT_DIR
 #
 # VENV (default /tmp/torch_xla_device_venv), PYTHON_FOR_VENV (a Python 3.12) and
 # TORCH_FOR_DEVICE (default 2.11.0) choose the environment; it is made once.

@@ -4,7 +4,7 @@
 # there, runs the GPU subset of the Python tests with PJRT_DEVICE=CUDA and the model
 # benchmarks against PyTorch's own CUDA (eager and inductor), and writes a report.
 #
-#   bash scripts/device_check.sh [REPORT_DIR]      (default: $OUT, else device_report)
+#   bash scripts/device_check.sh [REPORT_DIR]      (default: device_report)
 #
 # Each phase has a time limit (BUILD_TIMEOUT, TEST_TIMEOUT, OPINFO_TIMEOUT,
 # BENCH_TIMEOUT, seconds); a phase that fails or runs out is reported and the next one
@@ -14,7 +14,7 @@
 # and torch by scripts/build_for_device.sh, so that the GPU's time goes to the rest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-report=$(realpath -m "${1:-${OUT:-device_report}}")
+report=$(realpath -m "${1:-device_report}")
 mkdir -p "$report"
 py=${PYTHON:-python3}
 phases=" ${PHASES:-build smoke tests opinfo bench} "
