@@ -52,8 +52,11 @@ cdef extern from "aten/api.h" namespace "torch_xla":
     void WaitDeviceOps() except +RaisePyError nogil
     void SetRngState(uint64_t seed, int ordinal) except +RaisePyError
     uint64_t GetRngState(int ordinal) except +RaisePyError
-    pair[int64_t, int64_t] MemoryInfo(int ordinal) except +RaisePyError
-    int64_t MemoryPeak(int ordinal) except +RaisePyError
+    cdef struct DeviceMemory:
+        int64_t bytes_in_use
+        int64_t bytes_limit
+        int64_t peak_bytes_in_use
+    DeviceMemory MemoryInfo(int ordinal) except +RaisePyError
     void SetHostConvolution(const string& mode) except +RaisePyError
     string HostConvolution() except +RaisePyError
 
@@ -140,11 +143,9 @@ def _xla_get_rng_state(int device):
     return GetRngState(device)
 
 def _xla_memory_info(int device):
-    cdef pair[int64_t, int64_t] info = MemoryInfo(device)
-    return (info.first, info.second)
-
-def _xla_memory_peak(int device):
-    return MemoryPeak(device)
+    """(bytes in use, bytes limit, peak bytes in use or -1) of the device."""
+    cdef DeviceMemory info = MemoryInfo(device)
+    return (info.bytes_in_use, info.bytes_limit, info.peak_bytes_in_use)
 
 def _xla_set_mat_mul_precision(str precision):
     SetMatMulPrecision(ParseMatMulPrecision(precision.encode()))

@@ -44,7 +44,7 @@ class FakeXLAC:
 
   def _xla_memory_info(self, device):
     if device == 0:
-      return (3 * 1024 * 1024, 8 * 1024 * 1024)
+      return (3 * 1024 * 1024, 8 * 1024 * 1024, -1)
     raise RuntimeError('no such device')
 
   def _xla_set_rng_state(self, seed, device):

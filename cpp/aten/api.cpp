@@ -76,13 +76,9 @@ void SetRngState(uint64_t seed, int ordinal) { SetRngSeed(OrdinalOf(XlaDeviceOf(
 
 uint64_t GetRngState(int ordinal) { return GetRngSeed(OrdinalOf(XlaDeviceOf(ordinal))); }
 
-std::pair<int64_t, int64_t> MemoryInfo(int ordinal) {
+DeviceMemory MemoryInfo(int ordinal) {
   runtime::MemoryInfo info = runtime::Client::Get().GetMemoryInfo(OrdinalOf(XlaDeviceOf(ordinal)));
-  return {info.bytes_in_use, info.bytes_limit};
-}
-
-int64_t MemoryPeak(int ordinal) {
-  return runtime::Client::Get().GetMemoryInfo(OrdinalOf(XlaDeviceOf(ordinal))).peak_bytes_in_use;
+  return {info.bytes_in_use, info.bytes_limit, info.peak_bytes_in_use};
 }
 
 void SetHostConvolution(const std::string& mode) { SetHostConvolutionMode(mode); }

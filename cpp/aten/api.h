@@ -49,11 +49,14 @@ std::vector<FallbackCaller> FallbackCallers();
 void SetRngState(uint64_t seed, int ordinal);
 uint64_t GetRngState(int ordinal);
 
-// (bytes in use, bytes limit) of a device.
-std::pair<int64_t, int64_t> MemoryInfo(int ordinal);
-// The most device memory in use at once so far, in bytes, or -1 where the plugin does
-// not report it (the CPU plugin).
-int64_t MemoryPeak(int ordinal);
+// A device's memory in bytes. A limit of 0 means unknown; a peak (the most in use at once
+// so far) of -1 means the plugin does not report it (the CPU plugin).
+struct DeviceMemory {
+  int64_t bytes_in_use = 0;
+  int64_t bytes_limit = 0;
+  int64_t peak_bytes_in_use = -1;
+};
+DeviceMemory MemoryInfo(int ordinal);
 
 // Which convolutions on the CPU device run PyTorch's own CPU kernels inside the graph:
 // "auto", "1" (all) or "0" (none), as $XLA_HOST_CONVOLUTION (aten/host_convolution.h).

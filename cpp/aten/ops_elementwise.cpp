@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "XLANativeFunctions.h"
 #include "aten/kernel_util.h"
@@ -824,17 +825,19 @@ namespace {
 // PyTorch's lerp: weight < 0.5 ? self + weight * (end - self) : end - (end - self) * (1 - weight),
 // computed in float32 for bfloat16 and float16 and rounded once, as PyTorch's kernels do
 // (rounding each step gave a fifth of a value off on a GPU, which computes in bfloat16
-// where the CPU widens).
-Value Lerp(const Value& a, const Value& b, const Value& w) {
+// where the CPU widens). `low_weight`: whether |weight| < 0.5 is known when tracing (a
+// scalar weight: the optimizers' lerp_), so that one branch is traced.
+Value Lerp(const Value& a, const Value& b, const Value& w, std::optional<bool> low_weight = std::nullopt) {
   const ElementType type = a.shape().type;
   if (type == ElementType::kBF16 || type == ElementType::kF16) {
     auto wide = [](const Value& v) { return ir::Convert(v, ElementType::kF32); };
-    return ir::Convert(Lerp(wide(a), wide(b), wide(w)), type);
+    return ir::Convert(Lerp(wide(a), wide(b), wide(w), low_weight), type);
   }
   Value diff = Sub(b, a);
-  Value low = Add(a, Mul(w, diff));
-  Value high = Sub(b, Mul(diff, Sub(ScalarLike(1, w), w)));
-  return ir::Select(Cmp(CompareDirection::kLt, ir::Unary(ir::op::kAbs, w), ScalarLike(0.5, w)), low, high);
+  auto low = [&] { return Add(a, Mul(w, diff)); };
+  auto high = [&] { return Sub(b, Mul(diff, Sub(ScalarLike(1, w), w))); };
+  if (low_weight) return *low_weight ? low() : high();
+  return ir::Select(Cmp(CompareDirection::kLt, ir::Unary(ir::op::kAbs, w), ScalarLike(0.5, w)), low(), high());
 }
 
 void CheckLerp(const at::Tensor& self, const at::Tensor& end, const at::Tensor* weight) {
@@ -852,8 +855,7 @@ at::Tensor XLANativeFunctions::lerp(const at::Tensor& self, const at::Tensor& en
   XLA_COUNT("lerp");
   CheckLerp(self, end, nullptr);
   Operands o = Promote(self, end, ElementTypeOf(self.scalar_type()), "lerp");
-  // A tensor weight of the scalar's value takes the same branch in every element.
-  return AtenFromIr(Lerp(o.a, o.b, Bcast(weight, o.a)), o.device);
+  return AtenFromIr(Lerp(o.a, o.b, Bcast(weight, o.a), std::abs(weight.toDouble()) < 0.5), o.device);
 }
 
 at::Tensor XLANativeFunctions::lerp(const at::Tensor& self, const at::Tensor& end, const at::Tensor& weight) {

@@ -226,6 +226,11 @@ std::vector<Ssa> LoweringContext::EmitWithRegions(std::string_view op, const std
   return out;
 }
 
+Ssa LoweringContext::Convert(Ssa v, ElementType type) {
+  const Shape shape = TypeOf(v);  // a copy: Emit may move the types it refers into
+  return shape.type == type ? v : Emit("stablehlo.convert", {v}, Shape(type, shape.dims));
+}
+
 Ssa LoweringContext::Constant(const Shape& shape, double value) {
   std::string attrs = "value = dense<" + ScalarLiteral(value, shape.type) + "> : " + shape.ToMlir();
   return Emit("stablehlo.constant", {}, shape, attrs);

@@ -55,6 +55,8 @@ class LoweringContext {
   std::vector<Ssa> LowerNode(const Node& node);
   // A splat constant of `shape` holding `value` converted to the element type.
   Ssa Constant(const Shape& shape, double value);
+  // `v` converted to element type `type` (v itself where it has that type already).
+  Ssa Convert(Ssa v, ElementType type);
 
   // The body of a binary region `^bb0(%a: tensor<T>, %b: tensor<T>): r = op(a, b); return r`
   // for the scalar type T (used by reduce, reduce_window, scatter, all_reduce).

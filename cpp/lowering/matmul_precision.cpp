@@ -1,6 +1,7 @@
 #include "lowering/matmul_precision.h"
 
 #include <atomic>
+#include <iterator>
 #include <stdexcept>
 
 #include "runtime/client.h"
@@ -10,6 +11,13 @@ namespace {
 
 std::atomic<MatMulPrecision> g_precision{MatMulPrecision::kHighest};
 
+// By MatMulPrecision's value: the setting's name and StableHLO's precision level.
+struct Level {
+  const char* name;
+  const char* stablehlo;
+};
+constexpr Level kLevels[] = {{"default", "DEFAULT"}, {"high", "HIGH"}, {"highest", "HIGHEST"}};
+
 bool CarriesPrecision() { return !runtime::Client::Get().LowersForCpu(); }
 
 }  // namespace
@@ -18,40 +26,18 @@ void SetMatMulPrecision(MatMulPrecision precision) { g_precision.store(precision
 
 MatMulPrecision GetMatMulPrecision() { return g_precision.load(std::memory_order_relaxed); }
 
-std::string MatMulPrecisionName(MatMulPrecision precision) {
-  switch (precision) {
-    case MatMulPrecision::kDefault:
-      return "default";
-    case MatMulPrecision::kHigh:
-      return "high";
-    case MatMulPrecision::kHighest:
-      return "highest";
-  }
-  return "highest";
-}
+std::string MatMulPrecisionName(MatMulPrecision precision) { return kLevels[static_cast<int>(precision)].name; }
 
 MatMulPrecision ParseMatMulPrecision(const std::string& name) {
-  if (name == "default") return MatMulPrecision::kDefault;
-  if (name == "high") return MatMulPrecision::kHigh;
-  if (name == "highest") return MatMulPrecision::kHighest;
+  for (int i = 0; i < static_cast<int>(std::size(kLevels)); ++i)
+    if (name == kLevels[i].name) return static_cast<MatMulPrecision>(i);
   throw std::invalid_argument("mat mul precision must be 'default', 'high' or 'highest', got '" + name + "'");
 }
 
 std::string PrecisionConfigAttribute() {
   if (!CarriesPrecision()) return "";
-  const char* level = "DEFAULT";
-  switch (GetMatMulPrecision()) {
-    case MatMulPrecision::kDefault:
-      level = "DEFAULT";
-      break;
-    case MatMulPrecision::kHigh:
-      level = "HIGH";
-      break;
-    case MatMulPrecision::kHighest:
-      level = "HIGHEST";
-      break;
-  }
-  const std::string one = std::string("#stablehlo<precision ") + level + ">";
+  const std::string one = std::string("#stablehlo<precision ") +
+                          kLevels[static_cast<int>(GetMatMulPrecision())].stablehlo + ">";
   return ", precision_config = [" + one + ", " + one + "]";
 }
 

@@ -39,12 +39,9 @@ std::vector<Ssa> LowerConvolution(LoweringContext& ctx, const Node& node, const 
   // or fails at run time ("Unimplemented convolution"). Integers are computed in float64,
   // exact while every partial sum stays below 2^53 in magnitude.
   std::vector<Ssa> wide;
-  for (Ssa v : operands) {
-    const std::vector<int64_t> dims = ctx.TypeOf(v).dims;
-    wide.push_back(ctx.Emit("stablehlo.convert", {v}, Shape(ElementType::kF64, dims)));
-  }
+  for (Ssa v : operands) wide.push_back(ctx.Convert(v, ElementType::kF64));
   Ssa result = ctx.Emit("stablehlo.convolution", wide, Shape(ElementType::kF64, node.shape().dims), attrs);
-  return {ctx.Emit("stablehlo.convert", {result}, node.shape())};
+  return {ctx.Convert(result, type)};
 }
 LoweringRule convolution_rule("stablehlo.convolution", LowerConvolution);
 
@@ -71,10 +68,7 @@ std::vector<Ssa> LowerSingleChannelTaps(LoweringContext& ctx, const Node& node, 
   const std::vector<int64_t> wd = ctx.TypeOf(operands[1]).dims;
   const ElementType w_type = ctx.TypeOf(operands[1]).type;
   const int64_t batch = xd[0], features = wd[0];
-  auto convert = [&](Ssa v) {
-    const Shape shape = ctx.TypeOf(v);
-    return shape.type == acc ? v : ctx.Emit("stablehlo.convert", {v}, Shape(acc, shape.dims));
-  };
+  auto convert = [&](Ssa v) { return ctx.Convert(v, acc); };
 
   Ssa xp = convert(operands[0]);
   bool padded = false;
@@ -127,7 +121,7 @@ std::vector<Ssa> LowerSingleChannelTaps(LoweringContext& ctx, const Node& node, 
     sum = sum.id >= 0 ? ctx.Emit("stablehlo.add", {sum, term}, acc_out) : term;
     for (int64_t i = static_cast<int64_t>(n) - 1; i >= 0 && ++tap[i] == wd[i + 2]; --i) tap[i] = 0;
   }
-  if (acc != type) sum = ctx.Emit("stablehlo.convert", {sum}, out);
+  sum = ctx.Convert(sum, type);
   return {sum};
 }
 LoweringRule single_channel_taps_rule("xla::single_channel_taps", LowerSingleChannelTaps);

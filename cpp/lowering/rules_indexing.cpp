@@ -86,14 +86,13 @@ std::vector<Ssa> LowerScatter(LoweringContext& ctx, const Node& node, const std:
     // place with several updates drifted by several bfloat16 steps. Added in float32 and
     // rounded once, as PyTorch's CUDA index_put_ accumulates (the CPU device adds them in
     // order, as PyTorch's CPU kernel does).
+    // Operands: the operand, the indices, the updates.
     std::vector<Ssa> wide = operands;
-    for (std::size_t i : {std::size_t{0}, operands.size() - 1}) {
-      const std::vector<int64_t> dims = ctx.TypeOf(operands[i]).dims;
-      wide[i] = ctx.Emit("stablehlo.convert", {operands[i]}, Shape(ElementType::kF32, dims));
-    }
+    wide.front() = ctx.Convert(operands.front(), ElementType::kF32);
+    wide.back() = ctx.Convert(operands.back(), ElementType::kF32);
     const Shape sums(ElementType::kF32, node.shape().dims);
     Ssa result = ctx.EmitWithRegion("stablehlo.scatter", wide, {sums}, CombinerRegion(kind, ElementType::kF32), attrs)[0];
-    return {ctx.Emit("stablehlo.convert", {result}, node.shape())};
+    return {ctx.Convert(result, type)};
   }
   std::string region = CombinerRegion(kind, type);
   return ctx.EmitWithRegion("stablehlo.scatter", operands, {node.shape()}, region, attrs);

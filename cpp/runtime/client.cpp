@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
@@ -219,6 +218,18 @@ Global& GetGlobal() {
   return *global;
 }
 
+// Appends a create option of `type` named `name` (a literal: the option points to it)
+// holding one value; the caller sets the value.
+PJRT_NamedValue& AddNamedValue(std::vector<PJRT_NamedValue>& options, std::string_view name,
+                               PJRT_NamedValue_Type type) {
+  PJRT_NamedValue option = PJRT_ARGS(PJRT_NamedValue);
+  option.name = name.data();
+  option.name_size = name.size();
+  option.type = type;
+  option.value_size = 1;
+  return options.emplace_back(option);
+}
+
 // The CUDA plugin's allocator, as torch_xla's variables choose it:
 // PJRT_ALLOCATOR_PREALLOCATE (default 1: the plugin takes its share of the GPU's memory
 // at start), PJRT_ALLOCATOR_FRACTION (that share, default the plugin's 0.75) and
@@ -226,14 +237,6 @@ Global& GetGlobal() {
 // GPU with each other or with PyTorch's CUDA turn preallocation off. `allocator` holds
 // the allocator's name for as long as the options are used.
 void AddCudaAllocatorOptions(std::vector<PJRT_NamedValue>& options, std::string& allocator) {
-  auto named = [&options](std::string_view name, PJRT_NamedValue_Type type) -> PJRT_NamedValue& {
-    PJRT_NamedValue option = PJRT_ARGS(PJRT_NamedValue);
-    option.name = name.data();
-    option.name_size = name.size();
-    option.type = type;
-    option.value_size = 1;
-    return options.emplace_back(option);
-  };
   auto flag = [](const char* name) -> std::optional<bool> {
     const char* value = std::getenv(name);
     if (value == nullptr || *value == '\0') return std::nullopt;
@@ -243,17 +246,17 @@ void AddCudaAllocatorOptions(std::vector<PJRT_NamedValue>& options, std::string&
     throw RuntimeError(std::string("$") + name + " must be 1 or 0 (true or false), got '" + text + "'");
   };
   if (std::optional<bool> preallocate = flag("PJRT_ALLOCATOR_PREALLOCATE"))
-    named("preallocate", PJRT_NamedValue_kBool).bool_value = *preallocate;
+    AddNamedValue(options, "preallocate", PJRT_NamedValue_kBool).bool_value = *preallocate;
   if (const char* fraction = std::getenv("PJRT_ALLOCATOR_FRACTION"); fraction != nullptr && *fraction != '\0') {
     char* end = nullptr;
     const float value = std::strtof(fraction, &end);
     if (end == fraction || *end != '\0' || !(value > 0.0f && value <= 1.0f))
       throw RuntimeError(std::string("$PJRT_ALLOCATOR_FRACTION must be a number in (0, 1], got '") + fraction + "'");
-    named("memory_fraction", PJRT_NamedValue_kFloat).float_value = value;
+    AddNamedValue(options, "memory_fraction", PJRT_NamedValue_kFloat).float_value = value;
   }
   if (flag("PJRT_ALLOCATOR_CUDA_ASYNC").value_or(false)) {
     allocator = "cuda_async";
-    PJRT_NamedValue& option = named("allocator", PJRT_NamedValue_kString);
+    PJRT_NamedValue& option = AddNamedValue(options, "allocator", PJRT_NamedValue_kString);
     option.string_value = allocator.data();
     option.value_size = allocator.size();
   }
@@ -399,11 +402,7 @@ void Client::Shutdown() {
 Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending>()) {
   internal::PluginChoice choice = internal::ResolvePlugin(options);
   device_kind_ = choice.device_kind;
-  lowering_kind_ = device_kind_;
-  if (const char* kind = std::getenv("XLA_LOWERING_DEVICE_KIND"); kind != nullptr && *kind != '\0') {
-    lowering_kind_ = kind;
-    for (char& c : lowering_kind_) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
+  lowering_kind_ = choice.lowering_kind;
   plugin_path_ = choice.path;
   internal::AddDefaultXlaFlags(device_kind_);
   try {
@@ -426,13 +425,7 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
   auto create_args = PJRT_ARGS(PJRT_Client_Create_Args);
   std::vector<PJRT_NamedValue> create_options;
   auto add_int = [&create_options](std::string_view name, int64_t value) {
-    PJRT_NamedValue option = PJRT_ARGS(PJRT_NamedValue);
-    option.name = name.data();
-    option.name_size = name.size();
-    option.type = PJRT_NamedValue_kInt64;
-    option.int64_value = value;
-    option.value_size = 1;
-    create_options.push_back(option);
+    AddNamedValue(create_options, name, PJRT_NamedValue_kInt64).int64_value = value;
   };
   // Kept alive until PJRT_Client_Create returns: the named values point into it.
   std::string allocator;
@@ -445,14 +438,9 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
     add_int("node_id", options.node_id);
     add_int("num_nodes", options.num_nodes);
     if (!options.visible_devices.empty()) {
-      PJRT_NamedValue visible = PJRT_ARGS(PJRT_NamedValue);
-      static constexpr std::string_view kVisibleDevices = "visible_devices";
-      visible.name = kVisibleDevices.data();
-      visible.name_size = kVisibleDevices.size();
-      visible.type = PJRT_NamedValue_kInt64List;
+      PJRT_NamedValue& visible = AddNamedValue(create_options, "visible_devices", PJRT_NamedValue_kInt64List);
       visible.int64_array_value = options.visible_devices.data();
       visible.value_size = options.visible_devices.size();
-      create_options.push_back(visible);
     }
     if (options.kv_store) {
       kv_store_ = options.kv_store;

@@ -143,10 +143,9 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   const std::string& device_kind() const { return device_kind_; }      // "CPU", "CUDA", "TPU"
-  // The device kind that lowering choices are made for: device_kind() unless
+  // Whether lowering choices are made for the CPU: for the device's own kind unless
   // $XLA_LOWERING_DEVICE_KIND names another. The CPU device lowered as CUDA takes no host
   // calls and no CPU-only lowerings, so its graphs are those another device runs.
-  const std::string& lowering_kind() const { return lowering_kind_; }
   bool LowersForCpu() const { return lowering_kind_ == "CPU"; }
   const std::string& platform_name() const { return platform_name_; }  // as PJRT reports it
   const std::string& plugin_path() const { return plugin_path_; }

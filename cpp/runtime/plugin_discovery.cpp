@@ -52,6 +52,8 @@ PluginChoice ResolvePlugin(const ClientOptions& options) {
   PluginChoice choice;
   std::string kind = !options.device_kind.empty() ? options.device_kind : GetEnv("PJRT_DEVICE");
   choice.device_kind = kind.empty() ? "CPU" : ToUpper(kind);
+  const std::string lowering = GetEnv("XLA_LOWERING_DEVICE_KIND");
+  choice.lowering_kind = lowering.empty() ? choice.device_kind : ToUpper(lowering);
 
   // Candidates in priority order; the first non-empty one wins.
   struct Candidate {

@@ -8,6 +8,7 @@ namespace torch_xla::runtime::internal {
 
 struct PluginChoice {
   std::string device_kind;  // upper-case: "CPU", "CUDA", "TPU" or a custom kind
+  std::string lowering_kind;  // $XLA_LOWERING_DEVICE_KIND upper-cased, else device_kind
   std::string path;         // the plugin library to load
   std::string source;       // where `path` came from, for error messages
   std::string searched;     // every place looked at, for error messages

@@ -407,10 +407,9 @@ def get_memory_info(device):
   one) every value is 0. A limit of 0 means unknown.
   """
   try:
-    used, limit = _xlac()._xla_memory_info(_device_ordinal(device))
-    used, limit = int(used), int(limit)
+    used, limit, peak = (int(v) for v in _xlac()._xla_memory_info(_device_ordinal(device)))
   except Exception:  # documented: monitoring code must not crash training
-    used, limit = 0, 0
+    used, limit, peak = 0, 0, -1
   info = {
       'kb_free': max(limit - used, 0) // 1024,
       'kb_total': limit // 1024,
@@ -418,10 +417,6 @@ def get_memory_info(device):
       'bytes_limit': limit,
   }
   # The most in use at once so far, where the plugin reports it (GPU plugins do).
-  try:
-    peak = int(_xlac()._xla_memory_peak(_device_ordinal(device)))
-  except Exception:  # documented: monitoring code must not crash training
-    peak = -1
   if peak >= 0:
     info['peak_bytes_used'] = peak
   return info
