@@ -60,7 +60,7 @@ cdef extern from "aten/api.h" namespace "torch_xla":
     void SetHostConvolution(const string& mode) except +RaisePyError
     string HostConvolution() except +RaisePyError
 
-cdef extern from "aten/collectives.h" namespace "torch_xla":
+cdef extern from "distributed/collectives.h" namespace "torch_xla":
     void BeginReplication(const vector[int]& ordinals) except +RaisePyError
     void EndReplication(const string& why) except +RaisePyError
     void LeaveReplication(int replica, const string& why) except +RaisePyError
@@ -68,10 +68,10 @@ cdef extern from "aten/collectives.h" namespace "torch_xla":
     vector[int] ReplicationDevices() except +RaisePyError
     double ReplicaTimeoutSeconds() except +RaisePyError
 
-cdef extern from "aten/cross_process.h" namespace "torch_xla":
+cdef extern from "distributed/cross_process.h" namespace "torch_xla":
     void SetProcessLayout(int index, int count) except +RaisePyError
 
-cdef extern from "aten/process_store.h" namespace "torch_xla":
+cdef extern from "distributed/process_store.h" namespace "torch_xla":
     void ConfigureProcessRuntime(int node_id, int num_nodes, const vector[int64_t]& visible_devices,
                                  const string& host, int port) except +RaisePyError
 
@@ -207,7 +207,7 @@ def _xla_current_device():
 def _xla_set_current_device(int ordinal):
     SetCurrentDevice(ordinal)
 
-# ---- replication and collectives (aten/collectives.h)
+# ---- replication and collectives (distributed/collectives.h)
 
 def _xla_replication_begin(devices):
     cdef vector[int] ordinals = [int(d) for d in devices]

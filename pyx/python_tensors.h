@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "aten/api.h"
-#include "aten/collectives.h"
+#include "distributed/collectives.h"
 
 namespace torch_xla::python {
 

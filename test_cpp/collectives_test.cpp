@@ -1,4 +1,4 @@
-// Collectives of the C++ API (aten/collectives.h) across the 3 CPU devices of this
+// Collectives of the C++ API (distributed/collectives.h) across the 3 CPU devices of this
 // binary: one thread syncing every replica, or one thread per replica; results against
 // the same collectives computed on the CPU; errors that name the collective.
 #include <ATen/ATen.h>
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "aten/collectives.h"
+#include "distributed/collectives.h"
 #include "xla_test_util.h"
 
 namespace torch_xla::test {

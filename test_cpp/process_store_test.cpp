@@ -12,7 +12,7 @@
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "aten/process_store.h"
+#include "distributed/process_store.h"
 #include "pjrt_c_api.h"
 #include "runtime/key_value_store.h"
 

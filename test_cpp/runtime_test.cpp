@@ -18,13 +18,20 @@
 #include "runtime/client.h"
 #include "runtime/compile_options.h"
 #include "runtime/device_dims.h"
-#include "runtime/host_kernel.h"
-#include "runtime/pass_through_kernel.h"
+#include "host/host_kernel.h"
+#include "host/pass_through_kernel.h"
 #include "runtime/plugin_discovery.h"
 #include "runtime/plugin_loader.h"
 
 namespace torch_xla::runtime {
 namespace {
+using host::HostBuffer;
+using host::HostKernelCall;
+using host::HostKernelHandler;
+using host::HostParallel;
+using host::kPassThroughTarget;
+using host::PassThroughKernelAvailable;
+using host::RegisterHostKernel;
 
 constexpr int kDevices = 3;
 

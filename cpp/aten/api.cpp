@@ -4,8 +4,8 @@
 #include <c10/util/Exception.h>
 
 #include "aten/bridge.h"
-#include "aten/cross_process.h"
-#include "aten/host_convolution.h"
+#include "distributed/cross_process.h"
+#include "host/convolution.h"
 #include "exec/graph_executor.h"
 #include "tensor/rng_state.h"
 

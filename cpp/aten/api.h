@@ -23,7 +23,7 @@ void SetCurrentDevice(int ordinal);
 
 // Runs the pending graph of every device (or of the given devices) as one compiled
 // computation each; with `wait`, blocks until it has run. Graphs with collectives run
-// replicated (aten/collectives.h).
+// replicated (distributed/collectives.h).
 void Sync(bool wait = false);
 void SyncDevices(const std::vector<int>& ordinals, bool wait = false);
 // Computes these tensors' pending values (one compiled graph per device, the graph of
@@ -59,7 +59,7 @@ struct DeviceMemory {
 DeviceMemory MemoryInfo(int ordinal);
 
 // Which convolutions on the CPU device run PyTorch's own CPU kernels inside the graph:
-// "auto", "1" (all) or "0" (none), as $XLA_HOST_CONVOLUTION (aten/host_convolution.h).
+// "auto", "1" (all) or "0" (none), as $XLA_HOST_CONVOLUTION (host/convolution.h).
 // Applies to convolutions traced from then on; throws std::invalid_argument for another
 // name.
 void SetHostConvolution(const std::string& mode);

@@ -8,11 +8,11 @@
 //                     stride and batch_group_count = groups
 //   transposed conv   the grad_input of the plain convolution with the same weight.
 // On the CPU device most of them run as host kernels instead, PyTorch's CPU convolution
-// inside the graph (aten/host_convolution.h says which).
+// inside the graph (host/convolution.h says which).
 #include <ATen/ATen.h>
 
 #include "XLANativeFunctions.h"
-#include "aten/host_convolution.h"
+#include "host/convolution.h"
 #include "aten/kernel_util.h"
 #include "ir/builder_cnn.h"
 

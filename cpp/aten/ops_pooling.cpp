@@ -10,7 +10,7 @@
 //                             kernel), avg_pool sums.
 //                             On the CPU device, float32 and float64 max_pool and its
 //                             backward run host kernels instead
-//                             (runtime/max_pool_kernel.h).
+//                             (host/max_pool_kernel.h).
 //   their backward            the gradient of each offset (max_pool: masked by indices ==
 //                             that offset's index) is scattered back and summed, phase by
 //                             phase of the stride (see ScatterWindows): plain pads, no

@@ -9,7 +9,7 @@
 
 #include "XLANativeFunctions.h"
 #include "aten/cpu_fallback.h"
-#include "aten/host_matmul.h"
+#include "host/matmul.h"
 #include "aten/kernel_util.h"
 #include "aten/reduce_util.h"
 #include "aten/transfer.h"

@@ -89,7 +89,7 @@ Value SingleChannelTaps(const Value& x, const Value& w, const std::vector<int64_
                         const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation);
 
 // A convolution that the CPU device runs with PyTorch's own kernel (a host kernel, see
-// runtime/host_kernel.h) instead of XLA's: `what` says which result of a PyTorch
+// host/host_kernel.h) instead of XLA's: `what` says which result of a PyTorch
 // convolution (stride, padding, dilation, transposed, output_padding, groups; `n`
 // spatial dimensions) the node computes from operands a and b:
 //   kForward      a = input, b = weight                 -> the output
@@ -105,7 +105,7 @@ Value HostConvolution(HostConvolutionResult what, const Value& a, const Value& b
                       bool transposed, int64_t groups);
 
 // A call of one of PyTorch's own CPU kernels inside the graph, on the CPU device, as a
-// host kernel (aten/host_aten_ops.cpp; lowering/host_kernel_targets.h): `config` (the
+// host kernel (host/aten_ops.cpp; host/kernel_targets.h): `config` (the
 // custom call's config, attrs.ints) names the op and holds its non-tensor arguments,
 // `operands` are its tensor arguments in order, `results` its outputs' shapes.
 std::vector<Value> HostAtenCall(std::vector<Value> operands, std::vector<Shape> results, std::vector<int64_t> config);

@@ -1,7 +1,7 @@
 #include "ir/builder_cnn.h"
 
-#include "runtime/max_pool_kernel.h"
-#include "runtime/pass_through_kernel.h"
+#include "host/max_pool_kernel.h"
+#include "host/pass_through_kernel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,7 +42,7 @@ double Lowest(ElementType type) {
 
 Value Materialize(const Value& v) {
   static const OpKind kPassThrough = OpKind::Get("xla::pass_through");
-  if (runtime::PassThroughKernelAvailable()) return Value(MakeNode(kPassThrough, std::vector<Value>{v}, v.shape()));
+  if (host::PassThroughKernelAvailable()) return Value(MakeNode(kPassThrough, std::vector<Value>{v}, v.shape()));
   std::vector<int64_t> dims = v.shape().dims;
   std::vector<int64_t> one = dims, two = dims, window(dims.size() + 1, 1), strides(dims.size() + 1, 1);
   one.push_back(1);
@@ -56,7 +56,7 @@ Value Materialize(const Value& v) {
 }
 
 bool HostMaxPoolAvailable(ElementType type) {
-  return (type == ElementType::kF32 || type == ElementType::kF64) && runtime::MaxPoolKernelsAvailable();
+  return (type == ElementType::kF32 || type == ElementType::kF64) && host::MaxPoolKernelsAvailable();
 }
 
 std::pair<Value, Value> HostMaxPool(const Value& x, const std::vector<int64_t>& out,

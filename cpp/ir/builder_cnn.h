@@ -13,7 +13,7 @@ Value ReduceWindowMax(const Value& v, const std::vector<int64_t>& window, const 
 
 // v unchanged, but computed once into a buffer: XLA does not fuse the computation of v
 // into its consumers (which would recompute it once per use). On the CPU device, a call
-// of the pass-through host kernel (runtime/pass_through_kernel.h), whose result aliases
+// of the pass-through host kernel (host/pass_through_kernel.h), whose result aliases
 // v: free at run time. Elsewhere a maximum of v and the type's lowest value by
 // reduce_window, an op XLA does not fuse: one more pass over v.
 Value Materialize(const Value& v);
@@ -23,7 +23,7 @@ Value Materialize(const Value& v);
 bool HostMaxPoolAvailable(ElementType type);
 
 // Max pooling with indices of x's trailing n = kernel.size() (2 or 3) dimensions by the
-// host kernel (runtime/max_pool_kernel.h): {maxima, s64 flat indices into each input
+// host kernel (host/max_pool_kernel.h): {maxima, s64 flat indices into each input
 // plane}, both of x's leading dimensions followed by `out` (the caller computed the
 // output sizes, ceil mode included).
 std::pair<Value, Value> HostMaxPool(const Value& x, const std::vector<int64_t>& out,

@@ -67,7 +67,7 @@ Value CollectivePermute(const Value& value, const std::vector<std::pair<int64_t,
 // replicated computation, and replica r of process p has the global ordinal
 // p * local_replicas + r. A collective over the global replicas is an in-process
 // collective followed by a cross-process node, which the host exchanges with the other
-// processes (the kernel registered under lowering/host_kernel_targets.h's
+// processes (the kernel registered under host/kernel_targets.h's
 // kCrossProcessTarget, given the replica's index in the process).
 
 // What a cross-process node computes.

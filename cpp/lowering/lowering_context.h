@@ -129,7 +129,7 @@ class LoweringContext {
 // "array<i64: 1, 2>"
 std::string I64Array(const std::vector<int64_t>& values);
 // A typed-FFI custom call (api_version 4) of the host kernel registered as `target`
-// (runtime/host_kernel.h) on `operands`, giving `results`; a non-empty `config` becomes
+// (host/host_kernel.h) on `operands`, giving `results`; a non-empty `config` becomes
 // the kernel's config integers (backend_config = {config = ...}).
 std::vector<Ssa> EmitHostKernelCall(LoweringContext& ctx, std::string_view target, const std::vector<Ssa>& operands,
                                     const std::vector<Shape>& results, const std::vector<int64_t>& config = {});

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "lowering/lowering_context.h"
-#include "runtime/max_pool_kernel.h"
+#include "host/max_pool_kernel.h"
 
 namespace torch_xla::lowering {
 namespace {
@@ -30,12 +30,12 @@ LoweringRule reduce_window_max_rule("xla::reduce_window_max", LowerReduceWindowM
 // xla::host_max_pool and xla::host_max_pool_backward: calls of the host kernels; the
 // node's attrs are the kernel's config.
 std::vector<Ssa> LowerHostMaxPool(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  return EmitHostKernelCall(ctx, runtime::kMaxPoolTarget, operands, node.shapes(), node.attrs().ints);
+  return EmitHostKernelCall(ctx, host::kMaxPoolTarget, operands, node.shapes(), node.attrs().ints);
 }
 LoweringRule host_max_pool_rule("xla::host_max_pool", LowerHostMaxPool);
 
 std::vector<Ssa> LowerHostMaxPoolBackward(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  return EmitHostKernelCall(ctx, runtime::kMaxPoolBackwardTarget, operands, node.shapes(), node.attrs().ints);
+  return EmitHostKernelCall(ctx, host::kMaxPoolBackwardTarget, operands, node.shapes(), node.attrs().ints);
 }
 LoweringRule host_max_pool_backward_rule("xla::host_max_pool_backward", LowerHostMaxPoolBackward);
 

@@ -4,7 +4,7 @@
 // collective op ids; a channel handle would make all_to_all and collective_permute fail
 // to compile while num_partitions is 1.
 #include "ir/builder_collectives.h"
-#include "lowering/host_kernel_targets.h"
+#include "host/kernel_targets.h"
 #include "lowering/lowering_context.h"
 
 namespace torch_xla::lowering {
@@ -94,7 +94,7 @@ std::vector<Ssa> LowerCrossProcess(LoweringContext& ctx, const Node& node, const
   Ssa replica = ctx.Emit("stablehlo.replica_id", {}, Shape(ElementType::kU32, {}));
   std::vector<Ssa> call_operands{operands[0], replica};
   if (std::optional<Ssa> previous = ctx.LastOrderedCall()) call_operands.push_back(*previous);
-  std::string attrs = std::string("call_target_name = \"") + kCrossProcessTarget +
+  std::string attrs = std::string("call_target_name = \"") + host::kCrossProcessTarget +
                       "\", api_version = 4 : i32, has_side_effect = true, backend_config = {config = " +
                       I64Array(node.attrs().ints) + "}";
   Ssa result = ctx.Emit("stablehlo.custom_call", call_operands, node.shape(), attrs);

@@ -2,7 +2,7 @@
 // ir::SingleChannelTaps in ir/builder_conv.cpp).
 #include <string>
 
-#include "lowering/host_kernel_targets.h"
+#include "host/kernel_targets.h"
 #include "lowering/lowering_context.h"
 #include "lowering/matmul_precision.h"
 #include "runtime/client.h"
@@ -47,7 +47,7 @@ LoweringRule convolution_rule("stablehlo.convolution", LowerConvolution);
 
 // A call of the host kernel; the node's attrs are the kernel's config.
 std::vector<Ssa> LowerHostConvolution(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  return EmitHostKernelCall(ctx, kHostConvolutionTarget, operands, node.shapes(), node.attrs().ints);
+  return EmitHostKernelCall(ctx, host::kHostConvolutionTarget, operands, node.shapes(), node.attrs().ints);
 }
 LoweringRule host_convolution_rule("xla::host_convolution", LowerHostConvolution);
 

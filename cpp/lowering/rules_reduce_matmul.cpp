@@ -10,9 +10,9 @@
 #include "lowering/matmul_precision.h"
 #include "lowering/pass_through.h"
 #include "runtime/client.h"
-#include "runtime/column_sum_kernel.h"
-#include "runtime/row_sum_kernel.h"
-#include "runtime/pass_through_kernel.h"
+#include "host/column_sum_kernel.h"
+#include "host/row_sum_kernel.h"
+#include "host/pass_through_kernel.h"
 
 namespace torch_xla::lowering {
 namespace {
@@ -93,7 +93,7 @@ Ssa EmitReduce(LoweringContext& ctx, ReduceKind kind, Ssa input, const std::vect
 // the latency of an add (about 0.45 ns an element here). A float sum whose trailing
 // dimensions are all reduced, over at least kMinRowSumLength elements per row, is
 // therefore computed row by row, the remaining reduced dimensions by a reduction of the
-// row sums: by the row-sum host kernel (runtime/row_sum_kernel.h), or, where the plugin
+// row sums: by the row-sum host kernel (host/row_sum_kernel.h), or, where the plugin
 // takes no host kernels, as the product of the rows with a vector of ones (x * 1 is x,
 // so the result differs only in the order of the additions). The thresholds below were
 // measured with the product; the kernel then took the encoder's 17 row sums of [2048,
@@ -127,15 +127,15 @@ std::optional<Ssa> SumByRows(LoweringContext& ctx, Ssa input, const std::vector<
     return std::nullopt;
   Ssa matrix = ctx.Emit("stablehlo.reshape", {input}, Shape(result.type, {rows, row}));
   Ssa row_sums;
-  if (runtime::RowSumKernelAvailable()) {
-    row_sums = EmitHostKernelCall(ctx, runtime::kRowSumTarget, {matrix}, {Shape(result.type, {rows})})[0];
+  if (host::RowSumKernelAvailable()) {
+    row_sums = EmitHostKernelCall(ctx, host::kRowSumTarget, {matrix}, {Shape(result.type, {rows})})[0];
   } else {
     // XLA fuses the computation of a matrix-vector product's matrix into the product,
     // which then runs as plain loops again (one serial chain per row); through the
     // pass-through kernel the matrix is computed into a buffer first and the product is
     // the library's. (A graph argument is in a buffer already; passing it through would
     // copy it.)
-    if (!ctx.IsParameter(input) && runtime::PassThroughKernelAvailable()) matrix = EmitPassThrough(ctx, matrix);
+    if (!ctx.IsParameter(input) && host::PassThroughKernelAvailable()) matrix = EmitPassThrough(ctx, matrix);
     Ssa ones = ctx.Constant(Shape(result.type, {row}), 1.0);
     row_sums = ctx.Emit("stablehlo.dot_general", {matrix, ones}, Shape(result.type, {rows}),
                         DotDimensions("[]", "[]", "[1]", "[0]"));
@@ -151,7 +151,7 @@ std::optional<Ssa> SumByRows(LoweringContext& ctx, Ssa input, const std::vector<
 
 // A float sum over the leading dimensions (a bias gradient) of at least kMinColumnSumRows
 // rows of kMinColumnSumColumns elements: the column-sum host kernel on the CPU device
-// (runtime/column_sum_kernel.h), XLA's reduction elsewhere. Measured ([rows, columns],
+// (host/column_sum_kernel.h), XLA's reduction elsewhere. Measured ([rows, columns],
 // ms, XLA's reduce vs the kernel, within a graph): [2048, 768] 1.80 vs 0.3.
 constexpr int64_t kMinColumnSumRows = 64;
 constexpr int64_t kMinColumnSumColumns = 32;
@@ -167,10 +167,10 @@ std::optional<Ssa> SumOverLeadingDims(LoweringContext& ctx, Ssa input, const std
   int64_t rows = 1, columns = 1;
   for (std::size_t d = 0; d < in.size(); ++d) (d < sorted.size() ? rows : columns) *= in[d];
   if (sorted.empty() || sorted.size() == in.size() || rows < kMinColumnSumRows || columns < kMinColumnSumColumns ||
-      !runtime::ColumnSumKernelAvailable())
+      !host::ColumnSumKernelAvailable())
     return std::nullopt;
   Ssa matrix = ctx.Emit("stablehlo.reshape", {input}, Shape(result.type, {rows, columns}));
-  Ssa sums = EmitHostKernelCall(ctx, runtime::kColumnSumTarget, {matrix}, {Shape(result.type, {columns})})[0];
+  Ssa sums = EmitHostKernelCall(ctx, host::kColumnSumTarget, {matrix}, {Shape(result.type, {columns})})[0];
   return ctx.Emit("stablehlo.reshape", {sums}, result);
 }
 

@@ -110,7 +110,7 @@ struct ClientOptions {
   // process's index among num_nodes, the local devices it uses (empty: all), and the
   // store their runtimes meet in. Passed as the create options node_id, num_nodes and
   // visible_devices and the key-value callbacks; the CPU plugin takes none of them (its
-  // collectives stay in the process: see aten/cross_process.h).
+  // collectives stay in the process: see distributed/cross_process.h).
   int node_id = 0;
   int num_nodes = 1;
   std::vector<int64_t> visible_devices;

@@ -5,7 +5,7 @@
 // XLA's CPU runtime allocates an execution's results, and the buffers of host-to-device
 // transfers, on whichever thread runs or enqueues the work: glibc serves each thread from
 // an arena of its own, and with the thresholds host convolutions set
-// (host_convolution.cpp: 64 MB of free memory kept per arena) each arena keeps what its
+// (host/convolution.cpp: 64 MB of free memory kept per arena) each arena keeps what its
 // thread freed. When an execution's results land in the arena of a thread that had not
 // run the graph before, the process holds a second copy of them: ResNet-18's peak in
 // benchmarks/bench_models.py read 604-631 MB in such runs against 560-568 MB in the
