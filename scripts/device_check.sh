@@ -69,8 +69,8 @@ fi
 # results are compared with eager PyTorch on the CPU (the tests' reference).
 workers=${TEST_WORKERS:-12}
 if has tests; then
-  files=${TEST_SELECT:-$(cd test_py && ls test_*.py | grep -v -E \
-    '^test_(host_|cpu_arguments|plugin_pages|processes|exit|packaging|op_coverage|opinfo|utils_pure|data_utilities|device_dims|examples|lowering_device_kind)' |
+  files=${TEST_SELECT:-$(cd test_py && find . -name 'test_*.py' | sed 's|^\./||' | sort | grep -v -E \
+    '(^|/)test_(host_|cpu_arguments|plugin_pages|processes|exit|packaging|op_coverage|opinfo|utils_pure|data_utilities|device_dims|examples|lowering_device_kind)' |
     sed 's|^|test_py/|')}
   start=$(date +%s)
   LIVE_FAILURES="$report/test_failures.txt" XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" \
@@ -84,7 +84,7 @@ if has opinfo; then
   LIVE_FAILURES="$report/opinfo_failures.txt" XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" \
     PYTHONPATH=$PWD/scripts:$PYTHONPATH timeout "${OPINFO_TIMEOUT:-100}" \
     $py -m pytest -n "$workers" -p no:cacheprovider -p pytest_live_failures -p no:benchmark -q -rfE --timeout 200 \
-    test_py/test_opinfo.py ${OPINFO_K:+-k "$OPINFO_K"} >"$report/opinfo.log" 2>&1
+    test_py/ops/test_opinfo.py ${OPINFO_K:+-k "$OPINFO_K"} >"$report/opinfo.log" 2>&1
   log "opinfo: exit $? in $(($(date +%s) - start)) s: $(grep -E '(passed|failed|error)' "$report/opinfo.log" | tail -1)"
 fi
 

@@ -1,5 +1,26 @@
-"""Test-suite setup shared by every test file."""
+"""Test-suite setup shared by every test file.
+
+The tests, by folder:
+  ops/          the ATen ops on the device against eager CPU, one file per op family (named
+                after ATen's native/ files: test_reduce_ops.py, test_tensor_shape.py, ...);
+                the CPU device's host kernels (test_host_*.py), the OpInfo database and the
+                coverage of the lowered ops' counters
+  distributed/  replication, collectives, data parallelism, several processes (launched/:
+                the scripts those tests launch)
+  runtime/      the executor, the caches, device buffers, the plugin, packaging, exit
+  api/          the Python API and tools: devices and metrics, autograd, optimizers,
+                debugging, dynamo, precision modes, data utilities, pure-Python parts
+  models/       whole models: the examples and the workloads' training steps
+  testing/      the helpers (`from testing.op_testing import check`)
+"""
 import os
+import sys
+
+# The tests import their helpers from the package testing/ beside this file
+# (`from testing.op_testing import check`): this folder is on sys.path.
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+  sys.path.insert(0, HERE)
 
 # Four CPU devices, so the replication tests run 4 replicas (on any number of cores);
 # the other tests use xla:0 and xla:1. Set before any test imports torch_xla.
