@@ -22,8 +22,8 @@
 
 #include <typeinfo>
 
-#include "aten/kernel_util.h"
 #include "aten/xla_tensor_impl.h"
+#include "ops/kernel_util.h"
 
 namespace torch_xla {
 namespace {

@@ -70,9 +70,9 @@ Value DotGeneral(const Value& a, const Value& b, const std::vector<int64_t>& lhs
 // may be negative (it then crops the lhs). Operands must have the same element type,
 // which is the result's. Output spatial size, per dimension:
 //   floor(((in - 1) * lhs_dilation + 1 + low + high - ((k - 1) * rhs_dilation + 1)) / stride) + 1.
-// Node attrs.ints (see lowering/rules_conv.cpp): [n (spatial rank), window_strides (n),
-// padding_low (n), padding_high (n), lhs_dilation (n), rhs_dilation (n),
-// feature_group_count, batch_group_count].
+// Node attrs.ints (see lowering/rules_convolution.cpp): [n (spatial rank),
+// window_strides (n), padding_low (n), padding_high (n), lhs_dilation (n),
+// rhs_dilation (n), feature_group_count, batch_group_count].
 Value Convolution(const Value& lhs, const Value& rhs, const std::vector<int64_t>& window_strides,
                   const std::vector<int64_t>& padding_low, const std::vector<int64_t>& padding_high,
                   const std::vector<int64_t>& lhs_dilation, const std::vector<int64_t>& rhs_dilation,
@@ -81,8 +81,8 @@ Value Convolution(const Value& lhs, const Value& rhs, const std::vector<int64_t>
 // A convolution of one input channel as a sum over the kernel taps: for x [N, 1, s...]
 // and w [F, 1, k...] (1 to 3 spatial dimensions), the sum over taps of x's strided
 // window at that tap times the tap's F weights, accumulated in f32 for bf16/f16. One
-// node at trace time; the lowering (lowering/rules_conv.cpp) emits the per-tap slices,
-// products and sums, which XLA fuses into one loop. Result [N, F, out...] with
+// node at trace time; the lowering (lowering/rules_convolution.cpp) emits the per-tap
+// slices, products and sums, which XLA fuses into one loop. Result [N, F, out...] with
 //   out = floor((s + 2 * padding - (k - 1) * dilation - 1) / stride) + 1.
 // attrs.ints: [n (spatial rank), stride (n), padding (n), dilation (n)].
 Value SingleChannelTaps(const Value& x, const Value& w, const std::vector<int64_t>& stride,
@@ -109,5 +109,12 @@ Value HostConvolution(HostConvolutionResult what, const Value& a, const Value& b
 // custom call's config, attrs.ints) names the op and holds its non-tensor arguments,
 // `operands` are its tensor arguments in order, `results` its outputs' shapes.
 std::vector<Value> HostAtenCall(std::vector<Value> operands, std::vector<Shape> results, std::vector<int64_t> config);
+
+// v unchanged, but computed once into a buffer: XLA does not fuse the computation of v
+// into its consumers (which would recompute it once per use). On the CPU device, a call
+// of the pass-through host kernel (host/pass_through_kernel.h), whose result aliases
+// v: free at run time. Elsewhere a maximum of v and the type's lowest value by
+// reduce_window, an op XLA does not fuse: one more pass over v (builder_pooling.cpp).
+Value Materialize(const Value& v);
 
 }  // namespace torch_xla::ir

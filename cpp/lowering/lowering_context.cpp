@@ -244,6 +244,13 @@ std::string CompareAttributes(std::string_view direction, ElementType type) {
          ">, compare_type = #stablehlo<comparison_type " + compare_type + ">";
 }
 
+std::string DotDimensions(const std::string& lhs_batching, const std::string& rhs_batching,
+                          const std::string& lhs_contracting, const std::string& rhs_contracting) {
+  return "dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = " + lhs_batching +
+         ", rhs_batching_dimensions = " + rhs_batching + ", lhs_contracting_dimensions = " + lhs_contracting +
+         ", rhs_contracting_dimensions = " + rhs_contracting + ">";
+}
+
 std::string LoweringContext::BinaryRegion(std::string_view op, ElementType type) {
   std::string t = Shape(type, {}).ToMlir();
   std::string a = FreshName(), b = FreshName(), r = FreshName();

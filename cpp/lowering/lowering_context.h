@@ -140,6 +140,11 @@ std::string ScalarLiteral(double value, ElementType type);
 // "LT") and the comparison type that operands of element type `type` need.
 std::string CompareAttributes(std::string_view direction, ElementType type);
 
+// The dot_dimension_numbers attribute of stablehlo.dot_general; each argument a list
+// such as "[0, 1]".
+std::string DotDimensions(const std::string& lhs_batching, const std::string& rhs_batching,
+                          const std::string& lhs_contracting, const std::string& rhs_contracting);
+
 // A lowering rule emits the operations of one node and returns one Ssa per output.
 using LowerFn = std::vector<Ssa> (*)(LoweringContext& ctx, const Node& node,
                                      const std::vector<Ssa>& operands);
