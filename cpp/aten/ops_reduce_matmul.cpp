@@ -9,7 +9,7 @@
 
 #include "XLANativeFunctions.h"
 #include "aten/cpu_fallback.h"
-#include "host/matmul.h"
+#include "ops/host_matmul.h"
 #include "aten/kernel_util.h"
 #include "aten/reduce_util.h"
 #include "aten/transfer.h"
