@@ -5,7 +5,7 @@
 
 #include "aten/bridge.h"
 #include "distributed/cross_process.h"
-#include "host/convolution.h"
+#include "ops/host_convolution.h"
 #include "exec/graph_executor.h"
 #include "tensor/rng_state.h"
 

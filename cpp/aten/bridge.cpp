@@ -9,6 +9,7 @@
 
 #include "aten/transfer.h"
 #include "aten/xla_tensor_impl.h"
+#include "host/cpu_tensor.h"
 #include "ir/builder.h"
 
 namespace torch_xla {
@@ -82,26 +83,7 @@ at::ScalarType ScalarTypeOf(ElementType type) {
   }
 }
 
-at::ScalarType DeviceScalarTypeOf(ElementType type) {
-  switch (type) {
-    case ElementType::kPred: return at::kBool;
-    case ElementType::kU8: return at::kByte;
-    case ElementType::kS8: return at::kChar;
-    case ElementType::kS16: return at::kShort;
-    case ElementType::kS32: return at::kInt;
-    case ElementType::kS64: return at::kLong;
-    case ElementType::kF16: return at::kHalf;
-    case ElementType::kBF16: return at::kBFloat16;
-    case ElementType::kF32: return at::kFloat;
-    case ElementType::kF64: return at::kDouble;
-    case ElementType::kC64: return at::kComplexFloat;
-    case ElementType::kC128: return at::kComplexDouble;
-    case ElementType::kU16: return at::kUInt16;
-    case ElementType::kU32: return at::kUInt32;
-    case ElementType::kU64: return at::kUInt64;
-  }
-  TORCH_CHECK(false, "unknown element type");
-}
+at::ScalarType DeviceScalarTypeOf(ElementType type) { return host::ScalarTypeOf(type); }
 
 c10::Device XlaDeviceOf(int ordinal) { return c10::Device(c10::DeviceType::XLA, static_cast<c10::DeviceIndex>(ordinal)); }
 

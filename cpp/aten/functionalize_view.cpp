@@ -23,7 +23,8 @@
 #include <typeinfo>
 
 #include "aten/xla_tensor_impl.h"
-#include "ops/kernel_util.h"
+#include "ir/builder.h"
+#include "runtime/metrics.h"
 
 namespace torch_xla {
 namespace {

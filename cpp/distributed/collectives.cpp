@@ -4,7 +4,7 @@
 #include <map>
 
 #include "distributed/cross_process.h"
-#include "aten/kernel_util.h"
+#include "ops/kernel_util.h"
 #include "exec/replication.h"
 #include "ir/builder_collectives.h"
 

@@ -1,5 +1,6 @@
 #include "host/convolution.h"
 
+#include <ATen/ATen.h>
 #include <malloc.h>
 
 #include <algorithm>
@@ -13,60 +14,34 @@
 #include <string>
 #include <vector>
 
-#include "aten/bridge.h"
 #include "host/aten_parts.h"
+#include "host/cpu_tensor.h"
+#include "host/host_kernel.h"
+#include "host/kernel_targets.h"
 #include "host/provided_cpu_memory.h"
 #include "host/single_thread_scope.h"
-#include "ir/builder.h"
-#include "host/kernel_targets.h"
 #include "runtime/bounded_map.h"
-#include "host/host_kernel.h"
 #include "runtime/metrics.h"
 
-namespace torch_xla {
+namespace torch_xla::host {
 namespace {
 
-at::Tensor Wrap(const host::HostBuffer& b) {
-  return at::from_blob(b.data, b.dims, at::TensorOptions().dtype(DeviceScalarTypeOf(b.type)).device(at::kCPU));
-}
-
-// The convolution's parameters, from the kernel's config: [what, n, stride (n), padding
-// (n), dilation (n), output_padding (n), transposed, groups] (ir::HostConvolution).
-struct ConvolutionConfig {
-  ir::HostConvolutionResult what;
-  std::vector<int64_t> stride, padding, dilation, output_padding;
-  bool transposed;
-  int64_t groups;
-};
-
-ConvolutionConfig ParseConfig(const host::HostKernelCall& call) {
-  const auto& c = call.config;
-  if (call.operands.size() != 2 || call.results.size() != 1 || c.size() < 2 ||
-      c.size() != 4 + 4 * static_cast<std::size_t>(c[1]) || call.operands[0].dims.empty() ||
+ConvolutionConfig ParseConfig(const HostKernelCall& call) {
+  if (call.operands.size() != 2 || call.results.size() != 1 || call.operands[0].dims.empty() ||
       call.results[0].dims.empty())
     throw std::invalid_argument("host convolution: malformed call (" + std::to_string(call.operands.size()) +
-                                " operands, " + std::to_string(call.results.size()) + " results, " +
-                                std::to_string(c.size()) + " config values)");
-  const std::size_t n = static_cast<std::size_t>(c[1]);
-  auto list = [&](std::size_t which) {
-    return std::vector<int64_t>(c.begin() + 2 + which * n, c.begin() + 2 + (which + 1) * n);
-  };
-  ConvolutionConfig config{static_cast<ir::HostConvolutionResult>(c[0]), list(0), list(1), list(2), list(3),
-                           c[2 + 4 * n] != 0, c[3 + 4 * n]};
-  if (config.what != ir::HostConvolutionResult::kForward && config.what != ir::HostConvolutionResult::kGradInput &&
-      config.what != ir::HostConvolutionResult::kGradWeight)
-    throw std::invalid_argument("host convolution: unknown result kind " + std::to_string(c[0]));
-  return config;
+                                " operands, " + std::to_string(call.results.size()) + " results)");
+  return ConvolutionConfig::FromInts(call.config);
 }
 
 // PyTorch's result for the batch rows of `a` (and of `out` for the input gradient) that
 // the caller passes: operands and result as in ir::HostConvolution.
 at::Tensor Compute(const ConvolutionConfig& c, const at::Tensor& a, const at::Tensor& b, const at::Tensor& out) {
   switch (c.what) {
-    case ir::HostConvolutionResult::kForward:
+    case ConvolutionResult::kForward:
       return at::convolution(a, b, std::nullopt, c.stride, c.padding, c.dilation, c.transposed, c.output_padding,
                              c.groups);
-    case ir::HostConvolutionResult::kGradInput:
+    case ConvolutionResult::kGradInput:
       // PyTorch reads only the sizes of the input for this gradient; `out` has them.
       return std::get<0>(at::convolution_backward(a, out, b, std::nullopt, c.stride, c.padding, c.dilation,
                                                   c.transposed, c.output_padding, c.groups, {true, false, false}));
@@ -95,7 +70,7 @@ using ResultOrdinals = runtime::BoundedMap<std::vector<int64_t>, int, std::map<s
 // Computes a part's result into `target`, a view of the result buffer: in place where
 // the view is dense and PyTorch's kernel allocates its result where it is offered (the
 // copy of each part's result cost ResNet-18 about 2.3 core-ms a step), else by a copy.
-void ComputeInto(const host::HostKernelCall& call, const ConvolutionConfig& c, const at::Tensor& a,
+void ComputeInto(const HostKernelCall& call, const ConvolutionConfig& c, const at::Tensor& a,
                  const at::Tensor& b, const at::Tensor& target) {
   static ResultOrdinals ordinals;
   static metrics::Counter* in_place = metrics::GetCounter("HostConvolutionResultInPlace");
@@ -161,9 +136,9 @@ constexpr int64_t kMaxGradWeightPartBytes = int64_t{5} << 18;  // 1.25 MB
 bool SplitsByChannels(const ConvolutionConfig& c, const at::Tensor& a, const at::Tensor& b, const at::Tensor& out,
                       int64_t threads) {
   if (c.transposed || c.groups != 1 || threads < 2) return false;
-  const at::Tensor& weight = c.what == ir::HostConvolutionResult::kGradWeight ? out : b;
-  const at::Tensor& input = c.what == ir::HostConvolutionResult::kForward     ? a
-                            : c.what == ir::HostConvolutionResult::kGradInput ? out
+  const at::Tensor& weight = c.what == ConvolutionResult::kGradWeight ? out : b;
+  const at::Tensor& input = c.what == ConvolutionResult::kForward     ? a
+                            : c.what == ConvolutionResult::kGradInput ? out
                                                                               : b;
   return weight.size(0) >= 2 * kMinChannelsPerPart && weight.numel() >= input.numel();
 }
@@ -172,29 +147,29 @@ bool SplitsByChannels(const ConvolutionConfig& c, const at::Tensor& a, const at:
 // weight gradient's rows are the part's own; the input gradient is the sum over the
 // parts of each one's channels' contribution. One part per thread, and more for a large
 // weight gradient (kMaxGradWeightPartBytes); counter HostConvolutionChannelParts.
-void RunByChannels(const host::HostKernelCall& call, const ConvolutionConfig& c, const at::Tensor& a,
+void RunByChannels(const HostKernelCall& call, const ConvolutionConfig& c, const at::Tensor& a,
                    const at::Tensor& b, const at::Tensor& out) {
-  const bool forward = c.what == ir::HostConvolutionResult::kForward;
-  const int64_t channels = forward || c.what == ir::HostConvolutionResult::kGradInput ? b.size(0) : out.size(0);
+  const bool forward = c.what == ConvolutionResult::kForward;
+  const int64_t channels = forward || c.what == ConvolutionResult::kGradInput ? b.size(0) : out.size(0);
   const int64_t threads = call.parallel.thread_count();
   int64_t parts = threads;
-  if (c.what == ir::HostConvolutionResult::kGradWeight) {
+  if (c.what == ConvolutionResult::kGradWeight) {
     const int64_t by_size = (static_cast<int64_t>(out.nbytes()) + kMaxGradWeightPartBytes - 1) / kMaxGradWeightPartBytes;
     parts = std::max(parts, (by_size + threads - 1) / threads * threads);
   }
   parts = std::min(parts, channels / kMinChannelsPerPart);
   static metrics::Counter* part_count = metrics::GetCounter("HostConvolutionChannelParts");
   part_count->Add(parts);
-  std::vector<at::Tensor> partial_input_grads(c.what == ir::HostConvolutionResult::kGradInput ? parts : 0);
+  std::vector<at::Tensor> partial_input_grads(c.what == ConvolutionResult::kGradInput ? parts : 0);
   call.parallel.For(parts, [&](int64_t part) {
     c10::InferenceMode guard;
     SingleThreadedAtenScope one_thread;
     const int64_t begin = channels * part / parts, count = channels * (part + 1) / parts - begin;
     switch (c.what) {
-      case ir::HostConvolutionResult::kForward:
+      case ConvolutionResult::kForward:
         ComputeInto(call, c, a, b.narrow(0, begin, count), out.narrow(1, begin, count));
         break;
-      case ir::HostConvolutionResult::kGradInput: {
+      case ConvolutionResult::kGradInput: {
         at::Tensor r = Compute(c, a.narrow(1, begin, count), b.narrow(0, begin, count), out);
         CheckSize(r, out);
         partial_input_grads[part] = std::move(r);
@@ -211,11 +186,11 @@ void RunByChannels(const host::HostKernelCall& call, const ConvolutionConfig& c,
 // PyTorch's kernel on one thread: the forward result and the input gradient are
 // per-sample, so each part writes its rows of the result; the weight gradient sums over
 // the batch, so the parts' gradients are summed (in float32 for bfloat16).
-void RunByBatch(const host::HostKernelCall& call, const ConvolutionConfig& c, const at::Tensor& a,
+void RunByBatch(const HostKernelCall& call, const ConvolutionConfig& c, const at::Tensor& a,
                 const at::Tensor& b, const at::Tensor& out) {
   const int64_t batch = a.size(0);
   const int64_t parts = std::max<int64_t>(1, std::min(batch, call.parallel.thread_count()));
-  const bool per_sample = c.what != ir::HostConvolutionResult::kGradWeight;
+  const bool per_sample = c.what != ConvolutionResult::kGradWeight;
   std::vector<at::Tensor> partial_weight_grads(per_sample ? 0 : parts);
   call.parallel.For(parts, [&](int64_t part) {
     // Inference mode: the tensors need no autograd or view tracking on this thread.
@@ -234,9 +209,9 @@ void RunByBatch(const host::HostKernelCall& call, const ConvolutionConfig& c, co
   if (!per_sample) SumParts(call.parallel, partial_weight_grads, out);
 }
 
-void RunConvolution(const host::HostKernelCall& call) {
+void RunConvolution(const HostKernelCall& call) {
   const ConvolutionConfig c = ParseConfig(call);
-  const at::Tensor a = Wrap(call.operands[0]), b = Wrap(call.operands[1]), out = Wrap(call.results[0]);
+  const at::Tensor a = CpuTensorOf(call.operands[0]), b = CpuTensorOf(call.operands[1]), out = CpuTensorOf(call.results[0]);
   if (SplitsByChannels(c, a, b, out, call.parallel.thread_count())) {
     RunByChannels(call, c, a, b, out);
     static metrics::Counter* by_channels = metrics::GetCounter("HostConvolutionSplitByChannels");
@@ -260,13 +235,15 @@ void KeepHostKernelTemporariesMapped() {
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
+}  // namespace
+
 // Whether the kernel can run here: the CPU device of a plugin that takes host kernels
 // (registered on the first yes), and PyTorch's thread controls found.
-bool HostKernelAvailable() {
+bool HostConvolutionAvailable() {
   static const bool available = [] {
     // Elsewhere, or with a plugin without the FFI extension: XLA's convolution.
     if (!SingleThreadedAtenScope::Available() ||
-        !host::RegisterCpuHostKernel(host::kHostConvolutionTarget, host::HostKernelHandler<RunConvolution>))
+        !RegisterCpuHostKernel(kHostConvolutionTarget, HostKernelHandler<RunConvolution>))
       return false;
     KeepHostKernelTemporariesMapped();
     ProvidedCpuMemory::Install();  // results computed in place where it can (ComputeInto)
@@ -275,74 +252,4 @@ bool HostKernelAvailable() {
   return available;
 }
 
-constexpr const char* kModeVariable = "XLA_HOST_CONVOLUTION";
-constexpr int kModeUnset = -1;
-std::atomic<int> g_mode{kModeUnset};
-
-HostConvolutionMode ParseMode(const std::string& value, const char* source) {
-  if (value.empty() || value == "auto") return HostConvolutionMode::kAuto;
-  if (value == "1") return HostConvolutionMode::kAlways;
-  if (value == "0") return HostConvolutionMode::kNever;
-  throw std::invalid_argument(std::string(source) + " must be auto, 1 or 0, got '" + value + "'");
-}
-
-// The weight-gradient rule of the auto mode, from measurements (ms, XLA's convolution
-// vs the host kernel, 2-core AVX-512 EPYC): XLA won where more than half of the channel
-// blocks were padding: 10->20 channels 5x5 on 12x12 (waste 2.56) 0.72 vs 1.0, 6->16
-// 5x5 (2.67) 0.53 vs 0.57, 20->50 5x5 (2.05) 1.95 vs 2.47; the host kernel won at 24->40
-// (1.6) 2.4 vs 1.3, tied at 12->24 (1.78), and won for every multiple of 16 (1.1-2x)
-// and every grouped convolution (32->32 in 4 groups: 13.5 vs 0.3). With 1 to 4 input
-// channels it won whatever the blocks: 1->10 5x5 0.58 vs 0.37, 3->16 3x3 0.9 vs 0.23.
-constexpr double kMaxChannelBlockWaste = 2.0;
-constexpr int64_t kFewInputChannels = 4;
-
-// Channels a oneDNN kernel works on per group once each count is rounded up to its
-// block of 16 (AVX-512 registers), against the real ones.
-double ChannelBlockWaste(int64_t in_channels, int64_t out_channels) {
-  auto blocked = [](int64_t c) { return (c + 15) / 16 * 16; };
-  return static_cast<double>(blocked(in_channels) * blocked(out_channels)) /
-         static_cast<double>(in_channels * out_channels);
-}
-
-}  // namespace
-
-HostConvolutionMode GetHostConvolutionMode() {
-  int mode = g_mode.load(std::memory_order_acquire);
-  if (mode != kModeUnset) return static_cast<HostConvolutionMode>(mode);
-  const char* value = std::getenv(kModeVariable);
-  HostConvolutionMode parsed = ParseMode(value == nullptr ? "" : value, kModeVariable);
-  g_mode.compare_exchange_strong(mode, static_cast<int>(parsed), std::memory_order_acq_rel);
-  return static_cast<HostConvolutionMode>(g_mode.load(std::memory_order_acquire));
-}
-
-void SetHostConvolutionMode(const std::string& mode) {
-  g_mode.store(static_cast<int>(ParseMode(mode, "the host convolution mode")), std::memory_order_release);
-}
-
-std::string HostConvolutionModeName(HostConvolutionMode mode) {
-  switch (mode) {
-    case HostConvolutionMode::kAlways: return "1";
-    case HostConvolutionMode::kNever: return "0";
-    default: return "auto";
-  }
-}
-
-bool UseHostConvolution(ir::HostConvolutionResult what, at::ScalarType type, int64_t in_channels,
-                        int64_t out_channels, int64_t groups) {
-  switch (GetHostConvolutionMode()) {
-    case HostConvolutionMode::kNever:
-      return false;
-    case HostConvolutionMode::kAlways:
-      return (type == at::kFloat || type == at::kDouble || type == at::kBFloat16) && HostKernelAvailable();
-    case HostConvolutionMode::kAuto:
-      break;
-  }
-  if (type != at::kFloat || !HostKernelAvailable()) return false;
-  if (what != ir::HostConvolutionResult::kGradWeight || groups > 1) return true;
-  // XLA's weight gradient (a convolution of the input with the output gradient as its
-  // kernel) beats oneDNN's only where oneDNN's channel blocks are mostly padding.
-  const int64_t in = in_channels / groups, out = out_channels / groups;
-  return in <= kFewInputChannels || ChannelBlockWaste(in, out) <= kMaxChannelBlockWaste;
-}
-
-}  // namespace torch_xla
+}  // namespace torch_xla::host

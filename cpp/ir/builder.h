@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "host/convolution_config.h"
 #include "ir/node.h"
 
 namespace torch_xla::ir {
@@ -96,9 +97,8 @@ Value SingleChannelTaps(const Value& x, const Value& w, const std::vector<int64_
 //   kGradInput    a = grad_output, b = weight           -> grad_input of size `result`
 //   kGradWeight   a = grad_output, b = input            -> grad_weight of size `result`
 // The caller has checked the arguments as PyTorch does; this checks ranks and types.
-// attrs.ints (the custom call's config): [what, n, stride (n), padding (n), dilation (n),
-// output_padding (n), transposed, groups].
-enum class HostConvolutionResult : int64_t { kForward = 0, kGradInput = 1, kGradWeight = 2 };
+// attrs.ints (the custom call's config): host::ConvolutionConfig::ToInts.
+using HostConvolutionResult = host::ConvolutionResult;
 Value HostConvolution(HostConvolutionResult what, const Value& a, const Value& b, const std::vector<int64_t>& result,
                       const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                       const std::vector<int64_t>& dilation, const std::vector<int64_t>& output_padding,

@@ -93,11 +93,7 @@ Value HostConvolution(HostConvolutionResult what, const Value& a, const Value& b
     if (list->size() != n) Fail("expected " + std::to_string(n) + " values per spatial attribute, got " +
                                 DimsToString(*list) + " for " + shapes);
   Attrs attrs;
-  attrs.ints = {static_cast<int64_t>(what), static_cast<int64_t>(n)};
-  for (const auto* list : {&stride, &padding, &dilation, &output_padding})
-    attrs.ints.insert(attrs.ints.end(), list->begin(), list->end());
-  attrs.ints.push_back(transposed ? 1 : 0);
-  attrs.ints.push_back(groups);
+  attrs.ints = host::ConvolutionConfig{what, stride, padding, dilation, output_padding, transposed, groups}.ToInts();
   return Value(MakeNode(kHostConvolution, std::vector<Value>{a, b}, Shape(sa.type, result), std::move(attrs)));
 }
 

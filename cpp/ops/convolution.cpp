@@ -12,7 +12,7 @@
 #include <ATen/ATen.h>
 
 #include "XLANativeFunctions.h"
-#include "host/convolution.h"
+#include "ops/host_convolution.h"
 #include "ops/kernel_util.h"
 
 namespace torch_xla {

@@ -11,13 +11,6 @@
 #include "ir/builder.h"
 #include "runtime/metrics.h"
 
-// Bumps the counter "xla::<name>" (looked up once per call site).
-#define XLA_COUNT(name)                                                           \
-  do {                                                                            \
-    static ::torch_xla::metrics::Counter* counter_ = ::torch_xla::metrics::GetCounter("xla::" name); \
-    counter_->Add();                                                              \
-  } while (0)
-
 namespace torch_xla {
 
 class XlaTensorImpl;

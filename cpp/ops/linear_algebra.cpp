@@ -11,7 +11,7 @@
 
 #include "XLANativeFunctions.h"
 #include "aten/cpu_fallback.h"
-#include "host/matmul.h"
+#include "ops/host_matmul.h"
 #include "ops/kernel_util.h"
 
 namespace torch_xla {

@@ -8,6 +8,14 @@
 #include <string>
 #include <vector>
 
+// Bumps the counter "xla::<name>" (looked up once per call site): what each lowered
+// kernel does, so that tests can tell a lowering from the CPU fallback.
+#define XLA_COUNT(name)                                                           \
+  do {                                                                            \
+    static ::torch_xla::metrics::Counter* counter_ = ::torch_xla::metrics::GetCounter("xla::" name); \
+    counter_->Add();                                                              \
+  } while (0)
+
 namespace torch_xla::metrics {
 
 class Counter {

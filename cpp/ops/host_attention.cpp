@@ -35,7 +35,7 @@ bool FlashOnHost(const at::Tensor& query, const at::Tensor& key, const at::Tenso
                  std::optional<double> scale, bool enable_gqa) {
   if (dropout_p > 0.0 || enable_gqa) return false;
   if (attn_mask.has_value() && attn_mask->defined() && !at::isFloatingType(attn_mask->scalar_type())) return false;
-  if (!HostAtenAvailable()) return false;
+  if (!host::HostAtenAvailable()) return false;
   // PyTorch's own choice for CPU tensors of these shapes, dtypes and strides.
   int64_t choice = at::_ops::_fused_sdp_choice::redispatch(c10::DispatchKeySet(c10::DispatchKey::CPU), query, key,
                                                            value, attn_mask, dropout_p, is_causal, scale, enable_gqa);

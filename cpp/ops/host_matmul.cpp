@@ -4,17 +4,18 @@
 // both operands contract over their rows (a linear layer's weight gradient) through
 // Eigen, which packs both operands first: 3.6 ms against eager's 2.5 at 2048 x 256 x
 // 768, including the graph's launch (an explicit transpose first costs more than it
-// saves). PyTorch's product reads the transposed operand in place. The op below,
-// torch_xla_host::weight_gradient(grad, input) = grad.t() @ input, is a host ATen op
-// (host/aten_ops.cpp) split over the compute threads (host/aten_parts.cpp), by the
-// contracted rows with the parts' products summed: 2.6-2.8 ms. The other forms stay
+// saves). PyTorch's product reads the transposed operand in place. The op
+// torch_xla_host::weight_gradient(grad, input) = grad.t() @ input
+// (host/weight_gradient.cpp) is a host ATen op split over the compute threads
+// (host/aten_parts.cpp) by the contracted rows, with the parts' products summed:
+// 2.6-2.8 ms. The other forms stay
 // with XLA: as host calls (split by the result's rows) x @ w.t() measured 3.0 against
 // XLA's 2.6 and g @ w 2.8 against 2.4, each part's result being computed apart and
 // then copied into the graph's buffer.
-#include "host/matmul.h"
+#include "ops/host_matmul.h"
 
 #include <ATen/ATen.h>
-#include <torch/library.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 
 #include "aten/bridge.h"
 #include "host/aten_ops.h"
@@ -22,19 +23,6 @@
 
 namespace torch_xla {
 namespace {
-
-at::Tensor WeightGradientCpu(const at::Tensor& grad, const at::Tensor& input) { return at::mm(grad.t(), input); }
-
-at::Tensor WeightGradientMeta(const at::Tensor& grad, const at::Tensor& input) {
-  TORCH_CHECK(grad.dim() == 2 && input.dim() == 2 && grad.size(0) == input.size(0),
-              "weight_gradient: expected matrices with equal row counts, got ", grad.sizes(), " and ",
-              input.sizes());
-  return at::empty({grad.size(1), input.size(1)}, grad.options());
-}
-
-TORCH_LIBRARY(torch_xla_host, m) { m.def("weight_gradient(Tensor grad, Tensor input) -> Tensor"); }
-TORCH_LIBRARY_IMPL(torch_xla_host, CPU, m) { m.impl("weight_gradient", TORCH_FN(WeightGradientCpu)); }
-TORCH_LIBRARY_IMPL(torch_xla_host, Meta, m) { m.impl("weight_gradient", TORCH_FN(WeightGradientMeta)); }
 
 // Below these sizes XLA's product is as fast (MNIST's layers: 128 rows).
 constexpr int64_t kMinRows = 512;
@@ -54,7 +42,7 @@ std::optional<at::Tensor> HostMatrixProduct(const ir::Value& a, const ir::Value&
   }
   const int64_t n = a.shape().dims[0], k = a.shape().dims[1], m = b.shape().dims[1];
   // Only the weight-gradient form, a = grad.t(): k contracted rows, split over the threads.
-  if (!IsTranspose(a) || IsTranspose(b) || k < kMinRows || n * m < kMinOutputs || !HostAtenAvailable()) {
+  if (!IsTranspose(a) || IsTranspose(b) || k < kMinRows || n * m < kMinOutputs || !host::HostAtenAvailable()) {
     return std::nullopt;
   }
   static const auto op = c10::Dispatcher::singleton()

@@ -46,7 +46,7 @@ bool LstmOnHost(const at::Tensor& input, at::TensorList hx, at::TensorList param
   return at::globalContext().userEnabledMkldnn() && input.dim() == 3 && input.numel() > 0 && hx.size() == 2 &&
          hx[0].dim() == 3 && hx[1].dim() == 3 && hx[0].size(2) == hx[1].size(2) &&  // no projections
          static_cast<int64_t>(params.size()) == num_layers * directions * (has_biases ? 4 : 2) &&
-         AllFloatXla({input}) && AllFloatXla(hx) && AllFloatXla(params) && HostAtenAvailable();
+         AllFloatXla({input}) && AllFloatXla(hx) && AllFloatXla(params) && host::HostAtenAvailable();
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> Lstm(const at::Tensor& input, at::TensorList hx,

@@ -1,4 +1,4 @@
-// Weight gradients on the CPU device by PyTorch's product (host/matmul.cpp).
+// Weight gradients on the CPU device by PyTorch's product (ops/host_matmul.cpp).
 #pragma once
 
 #include <ATen/core/Tensor.h>
