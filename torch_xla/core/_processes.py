@@ -12,7 +12,7 @@ What crosses processes goes through torch.distributed, not through networking of
   device count, heartbeats and failure reports;
 - gloo process groups over that store, one per local replica index ("rails": replica r
   of every process), registered with c10d's group registry: the cross-process part of the
-  collectives inside graphs runs on them (cpp/aten/cross_process.h).
+  collectives inside graphs runs on them (cpp/distributed/cross_process.h).
 
 A process that dies, raises or stops answering is named in the errors of the others:
 every process counts a heartbeat in the store every second and records its own failure
