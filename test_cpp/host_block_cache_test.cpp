@@ -1,6 +1,6 @@
 // The cache of large host blocks that serves the CPU plugin's big allocations
 // (runtime/host_block_cache.h). Its use by the plugin is tested from Python
-// (test_py/test_host_block_cache.py), where a graph's buffers pass through it.
+// (test_py/runtime/test_host_block_cache.py), where a graph's buffers pass through it.
 #include "runtime/host_block_cache.h"
 
 #include <gtest/gtest.h>

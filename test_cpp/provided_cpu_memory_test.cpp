@@ -1,6 +1,6 @@
 // The offer of a result's memory to PyTorch's CPU allocations (host/provided_cpu_memory.h),
 // which host ATen calls use for mkldnn_rnn_layer's workspace (tested end to end in
-// test_py/test_host_lstm.py).
+// test_py/ops/test_host_lstm.py).
 #include "host/provided_cpu_memory.h"
 
 #include <ATen/ATen.h>
