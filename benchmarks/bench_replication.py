@@ -9,7 +9,7 @@
   memcpys to the all_reduce's size.
 
 A process has a fixed number of devices, so the figures come from child processes: one
-with the default device count (1 and 2 devices), one with CPU_NUM_DEVICES=4 (4 devices,
+with CPU_NUM_DEVICES=2 (1 and 2 devices), one with CPU_NUM_DEVICES=4 (4 devices,
 1 device for comparison, and the all_reduces). Each step time is the median over three
 rounds that alternate eager and the device counts.
 
@@ -188,7 +188,7 @@ def main():
     child(args.child, args.steps)
     return
   command = [sys.executable, os.path.abspath(__file__), '--steps', str(args.steps), '--child']
-  rows = child_rows([(command + ['mnist'], {}), (command + ['mnist'], {'CPU_NUM_DEVICES': '4'}),
+  rows = child_rows([(command + ['mnist'], {'CPU_NUM_DEVICES': '2'}), (command + ['mnist'], {'CPU_NUM_DEVICES': '4'}),
                      (command + ['all_reduce'], {'CPU_NUM_DEVICES': '4'})])
   single = {r['client_devices']: r['xla_ms'] for r in rows if r['bench'] == 'mnist_replicated' and r['devices'] == 1}
   single_b2b = {r['client_devices']: r['xla_back_to_back_ms'] for r in rows

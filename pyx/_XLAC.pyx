@@ -91,6 +91,7 @@ cdef extern from "python_tensors.h" namespace "torch_xla::python":
     string GetStableHlo(PyObject* tensors) except +RaisePyError
     string GetIrText(PyObject* tensors) except +RaisePyError
     void SyncTensors(PyObject* tensors, cbool wait) except +RaisePyError
+    uint64_t TensorId(PyObject* tensor) except +RaisePyError
     object AllReduce(const string& reduce_type, PyObject* tensors, double scale,
                      const vector[vector[int64_t]]& groups) except +RaisePyError
     object AllGather(PyObject* tensor, int64_t dim, const vector[vector[int64_t]]& groups) except +RaisePyError
@@ -190,6 +191,11 @@ def _get_stablehlo(tensors):
 def _get_xla_tensors_text(tensors):
     """The IR graph of the tensors as text (with source lines when XLA_IR_DEBUG=1)."""
     return GetIrText(<PyObject*>tensors).decode()
+
+def _xla_get_tensor_id(tensor):
+    """A number naming the XLA tensor's value on the device: equal for tensors that
+    are one (tied weights); a tensor updated in place gets a new one."""
+    return TensorId(<PyObject*>tensor)
 
 # IR debugging (XLA_IR_DEBUG, XLA_HLO_DEBUG, XLA_SAVE_TENSORS_FILE, PT_XLA_DEBUG_LEVEL)
 # names the user's lines from the Python frames.

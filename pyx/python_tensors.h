@@ -51,6 +51,8 @@ inline at::Tensor UnpackTensor(PyObject* object) {
   return THPVariable_Unpack(object);
 }
 
+inline uint64_t TensorId(PyObject* tensor) { return torch_xla::TensorId(UnpackTensor(tensor)); }
+
 // A new reference to a Python list of the tensors.
 inline PyObject* WrapTensors(const std::vector<at::Tensor>& tensors) {
   PyObject* list = PyList_New(static_cast<Py_ssize_t>(tensors.size()));

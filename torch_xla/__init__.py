@@ -8,6 +8,8 @@ import os
 
 import torch  # noqa: F401  (the core links against torch's libraries)
 
+from .version import __version__  # noqa: E402,F401
+
 # The CPU plugin logs two lines at every start (absl's "All log messages before
 # absl::InitializeLog()..." and the device count) unless told to keep INFO quiet; its
 # warnings and errors still show. A value the user set wins.
@@ -68,6 +70,10 @@ _exit_reports.install()
 from .core import custom_ops as _custom_ops  # noqa: E402
 
 _custom_ops.functionalize_namespaces()
+
+from .core import fused_optimizers as _fused_optimizers  # noqa: E402
+
+_fused_optimizers.install()
 
 
 def device(n=None):

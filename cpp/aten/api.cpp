@@ -5,8 +5,8 @@
 
 #include "aten/bridge.h"
 #include "distributed/cross_process.h"
-#include "ops/host_convolution.h"
 #include "exec/graph_executor.h"
+#include "ops/host_convolution.h"
 #include "tensor/rng_state.h"
 
 namespace torch_xla {
@@ -65,6 +65,8 @@ std::string GetStableHlo(const std::vector<at::Tensor>& tensors) {
   for (const at::Tensor& t : tensors) xs.push_back(GetXlaTensor(t, "get_stablehlo"));
   return exec::GetStableHlo(xs);
 }
+
+uint64_t TensorId(const at::Tensor& tensor) { return GetXlaTensor(tensor, "_xla_get_tensor_id")->id(); }
 
 std::string GetIrText(const std::vector<at::Tensor>& tensors) {
   std::vector<XlaTensorPtr> xs;

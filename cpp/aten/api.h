@@ -37,6 +37,12 @@ std::string GetStableHlo(const std::vector<at::Tensor>& tensors);
 // Its IR as text, each node with its source line when $XLA_IR_DEBUG=1.
 std::string GetIrText(const std::vector<at::Tensor>& tensors);
 
+// A number naming the tensor's value on the device (its XlaTensor) while that lives:
+// tensors with equal ids are one tensor, as tied weights are. An in-place update
+// gives the tensor a new value, and so a new id. Throws c10::Error for a tensor that
+// is not on an XLA device.
+uint64_t TensorId(const at::Tensor& tensor);
+
 // With PT_XLA_DEBUG_LEVEL >= 1: each op that ran on the CPU fallback, the user's line
 // that called it ("" when unknown) and how often.
 struct FallbackCaller {

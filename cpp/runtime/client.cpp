@@ -1,7 +1,6 @@
 #include "runtime/client.h"
 
 #include <dlfcn.h>
-#include <sched.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -11,7 +10,6 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
-#include <thread>
 
 #include "pjrt_c_api.h"
 #include "runtime/compile_options.h"
@@ -189,19 +187,11 @@ struct Client::Pending {
 
 namespace {
 
-// Without $CPU_NUM_DEVICES: one CPU device per usable core, at most 4 (the plugin's own
-// default). The plugin sizes its compute thread pool to max(cores, devices), since a
-// collective needs one thread per device; four devices on a 2-core machine put four
-// compute threads on two cores, and the oversubscription cost the MNIST step 10-15%.
-constexpr int kMaxDefaultCpuDeviceCount = 4;
-
-int DefaultCpuDeviceCount() {
-  int cores = 0;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = CPU_COUNT(&set);
-  if (cores <= 0) cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::clamp(cores, 1, kMaxDefaultCpuDeviceCount);
-}
+// Without $CPU_NUM_DEVICES: one CPU device, as in torch_xla. Libraries written for
+// torch_xla take every device the runtime lists as a replica to run (Accelerate calls
+// xm.set_replication with all of them from one thread), and replication over the host's
+// devices is asked for explicitly (CPU_NUM_DEVICES=4, xmp.spawn).
+constexpr int kDefaultCpuDeviceCount = 1;
 
 // Process-wide client state. Deliberately leaked: tearing the client down from a static
 // destructor at exit could race the plugin's own teardown; Shutdown() is the explicit way.
@@ -269,7 +259,7 @@ int ResolveCpuDeviceCount(const ClientOptions& options) {
   }
   if (options.cpu_device_count > 0) return options.cpu_device_count;
   const char* env = std::getenv("CPU_NUM_DEVICES");
-  if (env == nullptr || *env == '\0') return DefaultCpuDeviceCount();
+  if (env == nullptr || *env == '\0') return kDefaultCpuDeviceCount;
   char* end = nullptr;
   long count = std::strtol(env, &end, 10);
   if (*end != '\0' || count <= 0 || count > 1 << 16) {

@@ -104,7 +104,7 @@ struct ClientOptions {
   std::string device_kind;
   // Explicit plugin path. Empty: PJRT_PLUGIN_PATH, else the default for the kind.
   std::string plugin_path;
-  // CPU device count. 0: $CPU_NUM_DEVICES, else one per usable core, at most 4.
+  // CPU device count. 0: $CPU_NUM_DEVICES, else 1.
   int cpu_device_count = 0;
   // A run of several processes, for plugins whose runtime spans processes (CUDA): this
   // process's index among num_nodes, the local devices it uses (empty: all), and the

@@ -34,15 +34,15 @@ def test_xla_device():
 
 
 @cpu_device('the default number of CPU devices')
-def test_default_cpu_device_count_is_one_per_core_up_to_four():
-  # Without CPU_NUM_DEVICES the CPU device count follows the usable cores (at most 4),
-  # so the plugin's compute threads (one per device at least) never outnumber the cores.
+def test_default_cpu_device_count_is_one():
+  # Without CPU_NUM_DEVICES there is one CPU device, as in torch_xla: libraries take
+  # every listed device as a replica to run. CPU_NUM_DEVICES asks for more.
   import subprocess
   import sys
   env = {k: v for k, v in os.environ.items() if k != 'CPU_NUM_DEVICES'}
   code = 'import torch_xla; print(torch_xla.device_count())'
   out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, check=True)
-  assert int(out.stdout.strip().splitlines()[-1]) == min(4, len(os.sched_getaffinity(0)))
+  assert int(out.stdout.strip().splitlines()[-1]) == 1
   env['CPU_NUM_DEVICES'] = '3'
   out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, check=True)
   assert int(out.stdout.strip().splitlines()[-1]) == 3

@@ -288,3 +288,32 @@ def test_outside_replication_collectives_act_on_one_replica():
     xm.all_reduce(xm.REDUCE_SUM, x, groups=[[0, 1]])
   with pytest.raises(RuntimeError, match='shard_count 2 must equal'):
     xm.reduce_scatter(xm.REDUCE_SUM, x, 1.0, 0, 2)
+
+
+@pytest.mark.parametrize('root', [0, 2])
+def test_library_collectives(root):
+  """What Hugging Face Accelerate and FSDP call: collective_broadcast (in place, from
+  the root replica) and the bucketized all_gather and reduce_scatter of a list."""
+  inputs = replica_inputs(torch.float32, shape=(4, 4), seed=3)
+  others = replica_inputs(torch.float32, shape=(8, 2), seed=4)
+
+  def replica(index):
+    device = xm.xla_device()
+    x, y = inputs[index].to(device), others[index].to(device)
+    broadcast = [x.clone(), y.clone()]
+    xm.collective_broadcast(broadcast, root_ordinal=root)
+    gathered = xm.all_gather_bucketized([x, y], dim=0)
+    outputs = [torch.zeros(1, 4, device=device), torch.zeros(2, 2, device=device)]
+    scattered = xm.reduce_scatter_bucketized(xm.REDUCE_SUM, [x, y], 0.5, 0, REPLICAS, output=outputs)
+    xm.mark_step()
+    return ([t.cpu() for t in broadcast], [t.cpu() for t in gathered], [t.cpu() for t in scattered],
+            scattered is outputs)
+
+  for index, (broadcast, gathered, scattered, same_list) in enumerate(run_replicas(replica)):
+    assert_equal(broadcast[0], inputs[root])
+    assert_equal(broadcast[1], others[root])
+    assert_equal(gathered[0], rt.all_gather(inputs, index, 0))
+    assert_equal(gathered[1], rt.all_gather(others, index, 0))
+    assert_equal(scattered[0], rt.reduce_scatter(inputs, index, 'sum', 0) * 0.5)
+    assert_equal(scattered[1], rt.reduce_scatter(others, index, 'sum', 0) * 0.5)
+    assert same_list

@@ -320,6 +320,28 @@ def test_set_replication_with_threads_of_ones_own():
     xm.set_replication('xla:3', ['xla:0', 'xla:1'])
 
 
+def test_set_replication_from_one_thread_fails_at_the_first_collective():
+  """What Accelerate does with several devices listed: one thread sets a replication
+  over all of them and then reduces. No thread runs the other replicas, so the
+  collective fails within the short grace instead of waiting out the timeout."""
+  from torch_xla.core._replication_error import ReplicationError
+  devices = ['xla:0', 'xla:1']
+  xm.set_replication(devices[0], devices)
+  try:
+    x = torch.ones(2, device=devices[0])
+    start = time.monotonic()
+    with pytest.raises(ReplicationError, match=r'threads for 1 of its 2 devices.*xm.set_replication'):
+      xm.all_reduce(xm.REDUCE_SUM, x)
+    assert time.monotonic() - start < 10
+  finally:
+    xm.set_replication(devices[0], [])
+  assert _replica.active() is None
+  # One device listed is no replication at all: the reduction of a value alone.
+  xm.set_replication(devices[0], devices[:1])
+  assert xm.all_reduce(xm.REDUCE_SUM, torch.ones(2, device=devices[0]), scale=2.0).cpu().tolist() == [2.0, 2.0]
+  xm.set_replication(devices[0], [])
+
+
 def test_replica_identity_follows_the_device_in_backward():
   """Backward runs on PyTorch's per-device threads, not on the replica's: Python code
   there (hooks, autograd functions) still sees the replica of the tensor's device."""

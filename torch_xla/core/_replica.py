@@ -23,6 +23,9 @@ _thread_state = threading.local()
 _process_info = None
 _active_lock = threading.Lock()
 _active = None  # the running Replication
+# How long a collective waits for the threads of an xm.set_replication replication
+# that have not called it yet, before it fails.
+_THREAD_JOIN_GRACE = 2.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,6 +151,30 @@ class Replication:
     """A thread of the caller's own joined as a replica (xm.set_replication)."""
     with self._cond:
       self._threads += 1
+      self._cond.notify_all()
+
+  def check_threads_joined(self, what):
+    """For replicas that are threads of the caller's own (xm.set_replication): fails
+    with ReplicationError, instead of waiting out the replication's timeout, when a
+    collective starts while some device has no thread after a short grace (the others
+    may still be on their way to xm.set_replication). A library that replicates over
+    every listed device from one thread gets told so at once."""
+    with self._cond:
+      if self._threads == 0 or self._threads >= self.size:
+        return  # replicas run by xmp.spawn / DataParallel, or every thread is in
+      deadline = time.monotonic() + _THREAD_JOIN_GRACE
+      while self._threads < self.size and self._broken is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+          self._break(f'{what}: the replication over XLA devices {self.devices} '
+                      f'(xm.set_replication) has threads for {self._threads} of its '
+                      f'{self.size} devices, so the collective would wait for '
+                      'replicas that nobody runs. Run one thread per device, each '
+                      'calling xm.set_replication(its device, devices), or use '
+                      'xmp.spawn / torch_xla.launch; for a single replica pass '
+                      'only its own device')
+        self._cond.wait(min(remaining, 0.05))
+      self._check_broken()
 
   def leave_thread(self):
     """Such a thread is done; the replication ends with the last of them."""

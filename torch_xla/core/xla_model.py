@@ -354,6 +354,12 @@ def _gradients(optimizer):
   ]
 
 
+def _fetch_gradients(optimizer):
+  """The gradients of the optimizer's parameters, the tensors reduce_gradients
+  averages (their `.data`), in parameter order."""
+  return [g.data for g in _gradients(optimizer)]
+
+
 def reduce_gradients(optimizer, groups=None, pin_layout=True):
   """Averages the parameter gradients across replicas (no-op for one replica).
 
@@ -429,6 +435,32 @@ def _to_cpu(data):
   return _xu.map_tensors(data, lambda t: t.cpu() if is_xla_tensor(t) else t)
 
 
+def _maybe_convert_to_cpu(data, convert=True):
+  """`data` with the pending values of its XLA tensors computed (one graph for
+  all of them); with `convert`, those tensors moved to the CPU, else `data`
+  itself."""
+  tensors = []
+  _xu.map_tensors(data, lambda t: tensors.append(t) if is_xla_tensor(t) else t)
+  if tensors:
+    _xlac()._xla_sync_tensors(tensors, True)
+  return _to_cpu(data) if convert else data
+
+
+def send_cpu_data_to_device(datas, device, input_sharding=None):
+  """`datas` with every CPU tensor nested in it copied to `device`; other
+  values are kept. A lone tensor comes back as a one-element list, as in
+  torch_xla. `input_sharding` is accepted for torch_xla's signature; a
+  sharding spec other than None is refused until SPMD exists."""
+  if input_sharding is not None:
+    raise NotImplementedError('send_cpu_data_to_device: input_sharding is not '
+                              'supported (no SPMD sharding on this runtime)')
+  device = torch.device(device)
+  if type(datas) is torch.Tensor:
+    datas = [datas]
+  return _xu.map_tensors(
+      datas, lambda t: t.to(device) if t.device.type == 'cpu' else t)
+
+
 def save(data, file_or_path, master_only=True, global_master=False):
   """torch.save() of `data` with its nested XLA tensors moved to CPU first.
 
@@ -500,12 +532,15 @@ def _check_reduce_type(reduce_type):
                      f'{_REDUCE_TYPES}')
 
 
-def _across_processes(tensor):
+def _across_processes(tensor, what='collective'):
   """Readies the processes of the run (torchrun) for a collective on `tensor`: the
-  runtime knows the process layout, and the rails of the tensor's replicas exist."""
+  runtime knows the process layout, and the rails of the tensor's replicas exist.
+  Fails at once where the tensor's replicas are threads that are not all running."""
+  info = _replica.for_device(tensor.device.index)
+  if info is not None and info.replication is not None:
+    info.replication.check_threads_joined(f'xm.{what}')
   processes = _processes.get()
   if processes is not None:
-    info = _replica.for_device(tensor.device.index)
     processes.ensure_rails(info.local_world_size if info is not None else 1)
 
 
@@ -532,7 +567,7 @@ def all_reduce(reduce_type, inputs, scale=1.0, groups=None, cctx=None,
   if not tensors:
     return inputs
   if all(is_xla_tensor(t) for t in tensors):
-    _across_processes(tensors[0])
+    _across_processes(tensors[0], 'all_reduce')
     results = _xlac()._xla_all_reduce(reduce_type, tensors, float(scale),
                                       _groups(groups))
   elif _is_replicated(tensors):
@@ -553,7 +588,7 @@ def all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
   replica order (a copy of value for one replica). With `output`, writes the
   result into it and returns it."""
   if is_xla_tensor(value):
-    _across_processes(value)
+    _across_processes(value, 'all_gather')
     result = _xlac()._xla_all_gather(value, dim, _groups(groups))
   else:
     result = value.clone()
@@ -577,7 +612,7 @@ def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count,
         for t in input
     ]
   elif is_xla_tensor(input):
-    _across_processes(input)
+    _across_processes(input, 'reduce_scatter')
     results = _xlac()._xla_reduce_scatter(reduce_type, input, float(scale),
                                           scatter_dim, shard_count,
                                           _groups(groups))
@@ -603,7 +638,7 @@ def all_to_all(value, split_dimension, concat_dimension, split_count,
   (the group size), sends block i to replica i of the group and concatenates
   the blocks received along concat_dimension, in replica order."""
   if is_xla_tensor(value):
-    _across_processes(value)
+    _across_processes(value, 'all_to_all')
     return _xlac()._xla_all_to_all(value, split_dimension, concat_dimension,
                                    split_count, _groups(groups))
   if split_count != 1:
@@ -617,6 +652,46 @@ def collective_permute(value, pairs):
   is no pair's target receives zeros."""
   if not is_xla_tensor(value):
     raise ValueError('collective_permute: expected a tensor on an XLA device')
-  _across_processes(value)
+  _across_processes(value, 'collective_permute')
   return _xlac()._xla_collective_permute(value, [(int(s), int(t))
                                                  for s, t in pairs])
+
+
+def collective_broadcast(tensors, root_ordinal=0, groups=None, pin_layout=True):
+  """Overwrites `tensors`, in place, on every replica with their values on the
+  replica `root_ordinal`. Every replica runs the same graph: each multiplies by
+  1 (the root) or 0 (the others), a scalar sent as data, then all replicas sum."""
+  with torch.no_grad():
+    for tensor in tensors:
+      scale = torch.tensor(1 if get_ordinal() == root_ordinal else 0,
+                           dtype=tensor.dtype)
+      tensor.mul_(scale.to(tensor.device))
+  all_reduce(REDUCE_SUM, tensors, groups=groups, pin_layout=pin_layout)
+
+
+def all_gather_bucketized(input_list, dim=0, groups=None, output=None,
+                          pin_layout=False, bucket_cap_mb=160):
+  """all_gather of each tensor of `input_list`, as a list. The gathers all join
+  the step's graph (so `bucket_cap_mb`, which sizes torch_xla's coalesced
+  buckets, changes nothing here). With `output` (a list), writes into it."""
+  if pin_layout:
+    raise RuntimeError(
+        'For xm.all_gather_bucketized, pin_layout=True is not yet supported.')
+  results = [all_gather(t, dim=dim, groups=groups) for t in input_list]
+  if output is None:
+    return results
+  with torch.no_grad():
+    for o, r in zip(output, results):
+      o.copy_(r)
+  return output
+
+
+def reduce_scatter_bucketized(reduce_type, input_list, scale, scatter_dim,
+                              shard_count, groups=None, output=None,
+                              pin_layout=False, bucket_cap_mb=160):
+  """reduce_scatter of each tensor of `input_list` (or of one tensor), as
+  reduce_scatter gives it; the collectives join the step's graph, so
+  `bucket_cap_mb` changes nothing here."""
+  return reduce_scatter(reduce_type, input_list, scale, scatter_dim,
+                        shard_count, groups=groups, output=output,
+                        pin_layout=pin_layout)
