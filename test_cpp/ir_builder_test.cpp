@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ir/builder.h"
+#include "ir/builder_convolution.h"
 
 namespace torch_xla::ir {
 namespace {
@@ -40,7 +41,9 @@ TEST(IrBuilderTest, AddOfAdjacentZeroPaddingsIsOnePaddedConcatenation) {
   // a fills row 3, b rows 1-2 of a [5, 3] result: pad(concatenate(b, a)) with low 1, high 1.
   Value sum = Binary(op::kAdd, ZeroPad(a, {3, 0}, {1, 0}), ZeroPad(b, {1, 0}, {2, 0}));
   ASSERT_EQ(sum.node->op().name(), "stablehlo.pad");
-  EXPECT_EQ(sum.node->attrs().ints, (std::vector<int64_t>{1, 0, 1, 0, 0, 0}));
+  const PadAttrs padding = PadAttrs::FromAttrs(sum.node->attrs());
+  EXPECT_EQ(padding.low, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(padding.high, (std::vector<int64_t>{1, 0}));
   const Value& joined = sum.node->operand(0);
   ASSERT_EQ(joined.node->op().name(), "stablehlo.concatenate");
   EXPECT_EQ(joined.node->operand(0).node, b.node);

@@ -75,7 +75,7 @@ Value AcrossProcesses(ir::CrossProcessKind what, const Value& value, const Value
   dims.insert(dims.begin(), 1);
   Value stacked = ir::Reshape(value, dims);
   if (span.local > 1) stacked = ir::AllGather(stacked, 0, {}, span.local);
-  ir::CrossProcessAttrs attrs{what, span.local, ir::CollectiveAttrs::From(checked.node->attrs())};
+  ir::CrossProcessAttrs attrs{what, span.local, ir::CollectiveAttrs::FromAttrs(checked.node->attrs())};
   return ir::CrossProcess(attrs, stacked, checked.shape());
 }
 

@@ -111,7 +111,7 @@ void Exchange(const host::HostKernelCall& call) {
   runs->Add();
   ir::Attrs attrs;
   attrs.ints = call.config;
-  const ir::CrossProcessAttrs a = ir::CrossProcessAttrs::From(attrs);
+  const ir::CrossProcessAttrs a = ir::CrossProcessAttrs::FromAttrs(attrs);
   uint32_t replica = 0;
   std::memcpy(&replica, call.operands[1].data, sizeof replica);
   const int processes = g_process_count.load();

@@ -668,7 +668,8 @@ std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors) {
   PostOrderGraph g = BuildGraph(roots);
   g.roots = roots;
   int num_replicas = 1;
-  if (!g.collectives.empty()) num_replicas = static_cast<int>(ir::CollectiveAttrs::From(g.collectives[0]->attrs()).num_replicas);
+  if (!g.collectives.empty())
+    num_replicas = static_cast<int>(ir::CollectiveAttrs::FromAttrs(g.collectives[0]->attrs()).num_replicas);
   return Lower(g, num_replicas);
 }
 

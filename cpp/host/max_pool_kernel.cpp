@@ -49,14 +49,9 @@ struct Geometry {
   throw std::invalid_argument(std::string(kernel) + " kernel: " + what);
 }
 
-// Spatial rank n from config[0], checked against the buffers' ranks.
-int64_t SpatialRank(const char* kernel, const HostKernelCall& call, std::size_t config_size) {
-  if (call.config.empty() || (call.config[0] != 2 && call.config[0] != 3))
-    Fail(kernel, "expected a spatial rank of 2 or 3 as the first config value");
-  const int64_t n = call.config[0];
-  if (call.config.size() != config_size * static_cast<std::size_t>(n) + 1)
-    Fail(kernel, "expected " + std::to_string(config_size * n + 1) + " config values, got " +
-                     std::to_string(call.config.size()));
+// The spatial rank n (2 or 3), checked against the operand's rank.
+int64_t SpatialRank(const char* kernel, const HostKernelCall& call, int64_t n) {
+  if (n != 2 && n != 3) Fail(kernel, "expected a spatial rank of 2 or 3 as the first config value");
   if (call.operands[0].dims.size() < static_cast<std::size_t>(n))
     Fail(kernel, "expected an operand of rank at least " + std::to_string(n) + ", got " +
                      runtime::DimsToString(call.operands[0].dims));
@@ -80,9 +75,10 @@ Geometry MakeGeometry(const char* kernel, int64_t n, const std::vector<int64_t>&
   return g;
 }
 
-void SetTaps(Geometry& g, int64_t n, const std::vector<int64_t>& config) {
+void SetTaps(Geometry& g, const MaxPoolConfig& config) {
+  const int64_t n = static_cast<int64_t>(config.kernel.size());
   for (int64_t a = 0; a < n; ++a) {
-    const int64_t k = config[1 + a], s = config[1 + n + a], p = config[1 + 2 * n + a], d = config[1 + 3 * n + a];
+    const int64_t k = config.kernel[a], s = config.stride[a], p = config.padding[a], d = config.dilation[a];
     if (k < 1 || s < 1 || p < 0 || d < 1)
       Fail("max pool", "expected a positive kernel, stride and dilation, and padding >= 0");
     const int64_t dim = 3 - n + a;
@@ -98,10 +94,10 @@ void SetTaps(Geometry& g, int64_t n, const std::vector<int64_t>& config) {
     }
   }
   for (int64_t dim = 0; dim < 3 - n; ++dim) g.taps[dim].push_back({0, 1});
-  for (int64_t a = 0; a < n; ++a) g.window *= config[1 + a];
-  g.kernel_w = config[n];
-  g.stride_w = config[2 * n];
-  g.padding_w = config[3 * n];
+  for (int64_t a = 0; a < n; ++a) g.window *= config.kernel[a];
+  g.kernel_w = config.kernel.back();
+  g.stride_w = config.stride.back();
+  g.padding_w = config.padding.back();
   const std::vector<Taps>& row = g.taps[2];
   int64_t begin = 0, end = static_cast<int64_t>(row.size());
   auto inside = [&](int64_t o) { return row[o].count == g.kernel_w && row[o].first == o * g.stride_w - g.padding_w; };
@@ -346,11 +342,12 @@ void MaxPool(const HostKernelCall& call) {
   const HostBuffer& x = call.operands[0];
   const HostBuffer& values = call.results[0];
   const HostBuffer& indices = call.results[1];
-  const int64_t n = SpatialRank(kName, call, 4);
+  const MaxPoolConfig config = MaxPoolConfig::FromInts(call.config);
+  const int64_t n = SpatialRank(kName, call, static_cast<int64_t>(config.kernel.size()));
   if (!IsFloat(x.type) || values.type != x.type || indices.type != runtime::ElementType::kS64 || values.dims != indices.dims)
     Fail(kName, "expected a float32 or float64 operand, maxima of its type and s64 indices of one shape");
   Geometry g = MakeGeometry(kName, n, x.dims, values.dims);
-  SetTaps(g, n, call.config);
+  SetTaps(g, config);
   if (g.planes == 0 || g.out_plane() == 0) return;
   const bool two_by_two = IsTwoByTwo(g);
   ForPlanes(call, g, x.type, [&](auto zero, int64_t begin, int64_t end) {
@@ -372,7 +369,9 @@ void MaxPoolBackward(const HostKernelCall& call) {
   const HostBuffer& grad = call.operands[0];
   const HostBuffer& indices = call.operands[1];
   const HostBuffer& grad_input = call.results[0];
-  const int64_t n = SpatialRank(kName, call, 0);
+  if (call.config.size() != 1)
+    Fail(kName, "expected 1 config value, got " + std::to_string(call.config.size()));
+  const int64_t n = SpatialRank(kName, call, call.config[0]);
   if (!IsFloat(grad.type) || grad_input.type != grad.type || indices.type != runtime::ElementType::kS64 ||
       indices.dims != grad.dims)
     Fail(kName, "expected a float32 or float64 gradient, s64 indices of its shape and a result of its type");
@@ -386,6 +385,28 @@ void MaxPoolBackward(const HostKernelCall& call) {
 }
 
 }  // namespace
+
+std::vector<int64_t> MaxPoolConfig::ToInts() const {
+  const std::size_t n = kernel.size();
+  if (stride.size() != n || padding.size() != n || dilation.size() != n)
+    Fail("max pool", "kernel, stride, padding and dilation need one value per spatial dimension");
+  std::vector<int64_t> ints{static_cast<int64_t>(n)};
+  for (const std::vector<int64_t>* list : {&kernel, &stride, &padding, &dilation})
+    ints.insert(ints.end(), list->begin(), list->end());
+  return ints;
+}
+
+MaxPoolConfig MaxPoolConfig::FromInts(std::span<const int64_t> ints) {
+  if (ints.empty() || (ints[0] != 2 && ints[0] != 3))
+    Fail("max pool", "expected a spatial rank of 2 or 3 as the first config value");
+  const std::size_t n = static_cast<std::size_t>(ints[0]);
+  if (ints.size() != 4 * n + 1)
+    Fail("max pool", "expected " + std::to_string(4 * n + 1) + " config values, got " + std::to_string(ints.size()));
+  auto list = [&](std::size_t which) {
+    return std::vector<int64_t>(ints.begin() + 1 + which * n, ints.begin() + 1 + (which + 1) * n);
+  };
+  return {list(0), list(1), list(2), list(3)};
+}
 
 bool MaxPoolKernelsAvailable() {
   static const bool available = RegisterCpuHostKernel(kMaxPoolTarget, HostKernelHandler<MaxPool>) &&

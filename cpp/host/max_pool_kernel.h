@@ -18,13 +18,28 @@
 // it (so the last NaN wins), and the index is the flat position in the input plane
 // ((d * H) + h) * W + w. The backward adds grad[o] at index[o] of o's plane and skips an
 // index outside the plane.
+#include <cstdint>
+#include <span>
+#include <vector>
 
 namespace torch_xla::host {
 
 // Forward: operand x [planes..., (D,) H, W]; results the maxima and their indices (s64),
-// both [planes..., (oD,) oH, oW]. Config: n (2 or 3), kernel (n), stride (n), padding
-// (n), dilation (n).
+// both [planes..., (oD,) oH, oW]. Config: MaxPoolConfig::ToInts.
 inline constexpr char kMaxPoolTarget[] = "torch_xla_max_pool";
+
+// The forward kernel's parameters, written into the IR node's attributes by its builder
+// (ir::HostMaxPool), carried into the custom call's config by the lowering rule, and read
+// back by the kernel.
+struct MaxPoolConfig {
+  // One value per spatial dimension (2 or 3) each.
+  std::vector<int64_t> kernel, stride, padding, dilation;
+
+  // [n, kernel (n), stride (n), padding (n), dilation (n)]
+  std::vector<int64_t> ToInts() const;
+  // The inverse of ToInts; throws std::invalid_argument for a malformed list.
+  static MaxPoolConfig FromInts(std::span<const int64_t> ints);
+};
 
 // Backward: operands grad [planes..., outputs] and indices (s64) of the same shape;
 // result the input's gradient [planes..., (D,) H, W], of grad's type. Config: n.

@@ -1,8 +1,11 @@
 #include "ir/builder.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
+
+#include "ir/attrs_reader.h"
 
 namespace torch_xla::ir {
 
@@ -79,13 +82,12 @@ void CheckDim(const char* op, int64_t dim, int64_t rank) {
 // A zero padding of `v`: pad(src, 0) with no interior padding. Fills `src`, `low`, `high`.
 bool IsZeroPadding(const Value& v, Value* src, std::vector<int64_t>* low, std::vector<int64_t>* high) {
   if (v.node->op() != kPad || !IsZeroConstant(v.node->operand(1))) return false;
-  const std::vector<int64_t>& p = v.node->attrs().ints;
-  const std::size_t rank = v.shape().dims.size();
-  for (std::size_t i = 0; i < rank; ++i)
-    if (p[2 * rank + i] != 0) return false;
+  PadAttrs p = PadAttrs::FromAttrs(v.node->attrs());
+  for (int64_t i : p.interior)
+    if (i != 0) return false;
   *src = v.node->operand(0);
-  low->assign(p.begin(), p.begin() + rank);
-  high->assign(p.begin() + rank, p.begin() + 2 * rank);
+  *low = std::move(p.low);
+  *high = std::move(p.high);
   return true;
 }
 
@@ -189,9 +191,8 @@ Value BroadcastInDim(const Value& v, const std::vector<int64_t>& dims, const std
       Fail("broadcast_in_dim: cannot broadcast " + v.shape().ToString() + " to " + DimsToString(dims) +
            " with broadcast dimensions " + DimsToString(broadcast_dims));
   }
-  Attrs attrs;
-  attrs.ints = broadcast_dims;
-  return Value(MakeNode(kBroadcastInDim, std::vector<Value>{v}, Shape(v.shape().type, dims), std::move(attrs)));
+  return Value(MakeNode(kBroadcastInDim, std::vector<Value>{v}, Shape(v.shape().type, dims),
+                        BroadcastInDimAttrs{broadcast_dims}.ToAttrs()));
 }
 
 Value Reshape(const Value& v, std::vector<int64_t> dims) {
@@ -215,9 +216,8 @@ Value Transpose(const Value& v, const std::vector<int64_t>& permutation) {
     identity &= permutation[i] == static_cast<int64_t>(i);
   }
   if (identity) return v;
-  Attrs attrs;
-  attrs.ints = permutation;
-  return Value(MakeNode(kTranspose, std::vector<Value>{v}, Shape(v.shape().type, dims), std::move(attrs)));
+  return Value(MakeNode(kTranspose, std::vector<Value>{v}, Shape(v.shape().type, dims),
+                        TransposeAttrs{permutation}.ToAttrs()));
 }
 
 Value Slice(const Value& v, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
@@ -236,11 +236,8 @@ Value Slice(const Value& v, const std::vector<int64_t>& start, const std::vector
     identity &= dims[i] == in[i] && strides[i] == 1;
   }
   if (identity) return v;
-  Attrs attrs;
-  attrs.ints = start;
-  attrs.ints.insert(attrs.ints.end(), limit.begin(), limit.end());
-  attrs.ints.insert(attrs.ints.end(), strides.begin(), strides.end());
-  return Value(MakeNode(kSlice, std::vector<Value>{v}, Shape(v.shape().type, dims), std::move(attrs)));
+  return Value(MakeNode(kSlice, std::vector<Value>{v}, Shape(v.shape().type, dims),
+                        SliceAttrs{start, limit, strides}.ToAttrs()));
 }
 
 Value Concatenate(const std::vector<Value>& values, int64_t dim) {
@@ -258,9 +255,7 @@ Value Concatenate(const std::vector<Value>& values, int64_t dim) {
                   std::to_string(dim));
     dims[dim] += s.dims[dim];
   }
-  Attrs attrs;
-  attrs.ints = {dim};
-  return Value(MakeNode(kConcatenate, values, Shape(first.type, dims), std::move(attrs)));
+  return Value(MakeNode(kConcatenate, values, Shape(first.type, dims), ConcatenateAttrs{dim}.ToAttrs()));
 }
 
 Value Pad(const Value& v, const Value& pad_value, const std::vector<int64_t>& low, const std::vector<int64_t>& high,
@@ -277,27 +272,19 @@ Value Pad(const Value& v, const Value& pad_value, const std::vector<int64_t>& lo
   }
   auto zero = [](const std::vector<int64_t>& p) { return std::all_of(p.begin(), p.end(), [](int64_t x) { return x == 0; }); };
   if (zero(low) && zero(high) && zero(interior)) return v;
-  Attrs attrs;
-  attrs.ints = low;
-  attrs.ints.insert(attrs.ints.end(), high.begin(), high.end());
-  attrs.ints.insert(attrs.ints.end(), interior.begin(), interior.end());
   return Value(MakeNode(kPad, std::vector<Value>{v, Convert(pad_value, v.shape().type)},
-                        Shape(v.shape().type, dims), std::move(attrs)));
+                        Shape(v.shape().type, dims), PadAttrs{low, high, interior}.ToAttrs()));
 }
 
 Value Reverse(const Value& v, const std::vector<int64_t>& dims) {
   if (dims.empty()) return v;
   for (int64_t d : dims) CheckDim("reverse", d, v.shape().rank());
-  Attrs attrs;
-  attrs.ints = dims;
-  return Value(MakeNode(kReverse, std::vector<Value>{v}, v.shape(), std::move(attrs)));
+  return Value(MakeNode(kReverse, std::vector<Value>{v}, v.shape(), ReverseAttrs{dims}.ToAttrs()));
 }
 
 Value Iota(Shape shape, int64_t dim) {
   CheckDim("iota", dim, shape.rank());
-  Attrs attrs;
-  attrs.ints = {dim};
-  return Value(MakeNode(kIota, std::vector<Value>{}, std::move(shape), std::move(attrs)));
+  return Value(MakeNode(kIota, std::vector<Value>{}, std::move(shape), IotaAttrs{dim}.ToAttrs()));
 }
 
 Value Unary(OpKind kind, const Value& v) {
@@ -328,10 +315,8 @@ Value Complex(const Value& real, const Value& imag) {
 
 Value Compare(CompareDirection direction, const Value& a, const Value& b) {
   CheckSameShape("compare", a, b);
-  Attrs attrs;
-  attrs.ints = {static_cast<int64_t>(direction)};
   return Value(MakeNode(kCompare, std::vector<Value>{a, b}, Shape(ElementType::kPred, a.shape().dims),
-                        std::move(attrs)));
+                        CompareAttrs{direction}.ToAttrs()));
 }
 
 Value Select(const Value& pred, const Value& on_true, const Value& on_false) {
@@ -355,10 +340,7 @@ Value Reduce(ReduceKind kind, const Value& v, const std::vector<int64_t>& dims) 
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   if (sorted.empty()) return v;
-  Attrs attrs;
-  attrs.ints.push_back(static_cast<int64_t>(kind));
-  attrs.ints.insert(attrs.ints.end(), sorted.begin(), sorted.end());
-  return Value(MakeNode(kReduce, std::vector<Value>{v}, Shape(in.type, out), std::move(attrs)));
+  return Value(MakeNode(kReduce, std::vector<Value>{v}, Shape(in.type, out), ReduceAttrs{kind, sorted}.ToAttrs()));
 }
 
 Value DotGeneral(const Value& a, const Value& b, const std::vector<int64_t>& lhs_batch,
@@ -385,14 +367,135 @@ Value DotGeneral(const Value& a, const Value& b, const std::vector<int64_t>& lhs
     if (!used_a[i]) dims.push_back(sa.dims[i]);
   for (int64_t i = 0; i < sb.rank(); ++i)
     if (!used_b[i]) dims.push_back(sb.dims[i]);
+  return Value(MakeNode(kDotGeneral, std::vector<Value>{a, b}, Shape(type, dims),
+                        DotGeneralAttrs{lhs_batch, rhs_batch, lhs_contract, rhs_contract}.ToAttrs()));
+}
+
+// ---- node attributes --------------------------------------------------------------------
+
+namespace {
+
+// The lists' values one after another; throws naming `op` unless they have one size.
+Attrs EqualLists(const char* op, std::initializer_list<const std::vector<int64_t>*> lists) {
   Attrs attrs;
-  attrs.ints.push_back(static_cast<int64_t>(lhs_batch.size()));
-  attrs.ints.insert(attrs.ints.end(), lhs_batch.begin(), lhs_batch.end());
-  attrs.ints.insert(attrs.ints.end(), rhs_batch.begin(), rhs_batch.end());
-  attrs.ints.push_back(static_cast<int64_t>(lhs_contract.size()));
-  attrs.ints.insert(attrs.ints.end(), lhs_contract.begin(), lhs_contract.end());
-  attrs.ints.insert(attrs.ints.end(), rhs_contract.begin(), rhs_contract.end());
-  return Value(MakeNode(kDotGeneral, std::vector<Value>{a, b}, Shape(type, dims), std::move(attrs)));
+  attrs.ints.reserve(lists.size() * (*lists.begin())->size());
+  for (const std::vector<int64_t>* list : lists) {
+    if (list->size() != (*lists.begin())->size())
+      Fail(std::string(op) + ": attribute lists of different lengths");
+    AppendInts(attrs.ints, *list);
+  }
+  return attrs;
+}
+
+// `count` lists of one length that fill the attrs.
+std::vector<std::vector<int64_t>> ReadEqualLists(const Attrs& attrs, const char* op, std::size_t count) {
+  IntsReader r(attrs, op);
+  if (r.left() % count != 0) r.Malformed();
+  const int64_t n = static_cast<int64_t>(r.left() / count);
+  std::vector<std::vector<int64_t>> lists;
+  for (std::size_t i = 0; i < count; ++i) lists.push_back(r.Take(n));
+  return lists;
+}
+
+// One list that is all of the attrs.
+Attrs OneList(const std::vector<int64_t>& list) {
+  Attrs attrs;
+  attrs.ints = list;
+  return attrs;
+}
+
+std::vector<int64_t> ReadOneList(const Attrs& attrs, const char* op) { return IntsReader(attrs, op).TakeRest(); }
+
+// One integer that is all of the attrs.
+Attrs OneInt(int64_t value) {
+  Attrs attrs;
+  attrs.ints = {value};
+  return attrs;
+}
+
+int64_t ReadOneInt(const Attrs& attrs, const char* op) {
+  IntsReader r(attrs, op);
+  const int64_t value = r.Next();
+  r.Finish();
+  return value;
+}
+
+}  // namespace
+
+Attrs BroadcastInDimAttrs::ToAttrs() const { return OneList(broadcast_dims); }
+BroadcastInDimAttrs BroadcastInDimAttrs::FromAttrs(const Attrs& attrs) {
+  return {ReadOneList(attrs, "broadcast_in_dim")};
+}
+
+Attrs TransposeAttrs::ToAttrs() const { return OneList(permutation); }
+TransposeAttrs TransposeAttrs::FromAttrs(const Attrs& attrs) { return {ReadOneList(attrs, "transpose")}; }
+
+Attrs SliceAttrs::ToAttrs() const { return EqualLists("slice", {&start, &limit, &strides}); }
+SliceAttrs SliceAttrs::FromAttrs(const Attrs& attrs) {
+  std::vector<std::vector<int64_t>> lists = ReadEqualLists(attrs, "slice", 3);
+  return {std::move(lists[0]), std::move(lists[1]), std::move(lists[2])};
+}
+
+Attrs ConcatenateAttrs::ToAttrs() const { return OneInt(dim); }
+ConcatenateAttrs ConcatenateAttrs::FromAttrs(const Attrs& attrs) { return {ReadOneInt(attrs, "concatenate")}; }
+
+Attrs PadAttrs::ToAttrs() const { return EqualLists("pad", {&low, &high, &interior}); }
+PadAttrs PadAttrs::FromAttrs(const Attrs& attrs) {
+  std::vector<std::vector<int64_t>> lists = ReadEqualLists(attrs, "pad", 3);
+  return {std::move(lists[0]), std::move(lists[1]), std::move(lists[2])};
+}
+
+Attrs ReverseAttrs::ToAttrs() const { return OneList(dims); }
+ReverseAttrs ReverseAttrs::FromAttrs(const Attrs& attrs) { return {ReadOneList(attrs, "reverse")}; }
+
+Attrs IotaAttrs::ToAttrs() const { return OneInt(dim); }
+IotaAttrs IotaAttrs::FromAttrs(const Attrs& attrs) { return {ReadOneInt(attrs, "iota")}; }
+
+Attrs CompareAttrs::ToAttrs() const { return OneInt(static_cast<int64_t>(direction)); }
+CompareAttrs CompareAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "compare");
+  const int64_t direction = r.Next();
+  r.Finish();
+  if (direction < static_cast<int64_t>(CompareDirection::kEq) ||
+      direction > static_cast<int64_t>(CompareDirection::kLt))
+    r.Malformed();
+  return {static_cast<CompareDirection>(direction)};
+}
+
+// [kind, dims...]
+Attrs ReduceAttrs::ToAttrs() const {
+  Attrs attrs;
+  attrs.ints.push_back(static_cast<int64_t>(kind));
+  AppendInts(attrs.ints, dims);
+  return attrs;
+}
+ReduceAttrs ReduceAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "reduce");
+  const int64_t kind = r.Next();
+  if (kind < static_cast<int64_t>(ReduceKind::kSum) || kind > static_cast<int64_t>(ReduceKind::kOr)) r.Malformed();
+  return {static_cast<ReduceKind>(kind), r.TakeRest()};
+}
+
+// [nb, lhs_batch (nb), rhs_batch (nb), nc, lhs_contract (nc), rhs_contract (nc)]
+Attrs DotGeneralAttrs::ToAttrs() const {
+  if (lhs_batch.size() != rhs_batch.size() || lhs_contract.size() != rhs_contract.size())
+    Fail("dot_general: batch or contracting dimension lists of different lengths");
+  Attrs attrs;
+  AppendCountedInts(attrs.ints, lhs_batch);
+  AppendInts(attrs.ints, rhs_batch);
+  AppendCountedInts(attrs.ints, lhs_contract);
+  AppendInts(attrs.ints, rhs_contract);
+  return attrs;
+}
+DotGeneralAttrs DotGeneralAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "dot_general");
+  DotGeneralAttrs a;
+  a.lhs_batch = r.TakeCounted();
+  a.rhs_batch = r.Take(static_cast<int64_t>(a.lhs_batch.size()));
+  a.lhs_contract = r.TakeCounted();
+  a.rhs_contract = r.Take(static_cast<int64_t>(a.lhs_contract.size()));
+  r.Finish();
+  return a;
 }
 
 }  // namespace torch_xla::ir

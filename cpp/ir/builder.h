@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "host/convolution_config.h"
 #include "ir/node.h"
 
 namespace torch_xla::ir {
@@ -31,6 +30,7 @@ enum class ReduceKind : int64_t { kSum, kProd, kMax, kMin, kAnd, kOr };
 std::vector<int64_t> BroadcastDims(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                    const char* op_name);
 
+// A splat of `value`, which the node holds as its one floating attribute (attrs.floats).
 Value Constant(double value, Shape shape);
 // Whether `v` is Constant(0, ...).
 bool IsZeroConstant(const Value& v);
@@ -49,60 +49,79 @@ Value Pad(const Value& v, const Value& pad_value, const std::vector<int64_t>& lo
 Value Reverse(const Value& v, const std::vector<int64_t>& dims);
 Value Iota(Shape shape, int64_t dim);
 
+// The attributes of a node, by name: each struct below is what its constructor stores in
+// the node (ToAttrs) and what the lowering rule and any other reader read back
+// (FromAttrs, which throws std::invalid_argument naming the op when the attrs do not have
+// the struct's form). Lists "per dimension" have one value per dimension of the operand.
+struct BroadcastInDimAttrs {
+  std::vector<int64_t> broadcast_dims;  // the result dimension of each operand dimension
+  Attrs ToAttrs() const;
+  static BroadcastInDimAttrs FromAttrs(const Attrs& attrs);
+};
+struct TransposeAttrs {
+  std::vector<int64_t> permutation;  // result dimension i is operand dimension permutation[i]
+  Attrs ToAttrs() const;
+  static TransposeAttrs FromAttrs(const Attrs& attrs);
+};
+struct SliceAttrs {
+  std::vector<int64_t> start, limit, strides;  // per dimension
+  Attrs ToAttrs() const;
+  static SliceAttrs FromAttrs(const Attrs& attrs);
+};
+struct ConcatenateAttrs {
+  int64_t dim = 0;
+  Attrs ToAttrs() const;
+  static ConcatenateAttrs FromAttrs(const Attrs& attrs);
+};
+struct PadAttrs {
+  std::vector<int64_t> low, high, interior;  // per dimension
+  Attrs ToAttrs() const;
+  static PadAttrs FromAttrs(const Attrs& attrs);
+};
+struct ReverseAttrs {
+  std::vector<int64_t> dims;  // the dimensions reversed
+  Attrs ToAttrs() const;
+  static ReverseAttrs FromAttrs(const Attrs& attrs);
+};
+struct IotaAttrs {
+  int64_t dim = 0;  // the dimension along which the values count up
+  Attrs ToAttrs() const;
+  static IotaAttrs FromAttrs(const Attrs& attrs);
+};
+
 // Element-wise on operands of equal shape; the result has `result_type` (default: the
 // operands' type).
 Value Unary(OpKind kind, const Value& v);
 Value Binary(OpKind kind, const Value& a, const Value& b);
 Value Compare(CompareDirection direction, const Value& a, const Value& b);
+struct CompareAttrs {
+  CompareDirection direction = CompareDirection::kEq;
+  Attrs ToAttrs() const;
+  static CompareAttrs FromAttrs(const Attrs& attrs);
+};
 // The complex numbers real + i * imag (operands of equal shape, f32 or f64).
 Value Complex(const Value& real, const Value& imag);
 Value Select(const Value& pred, const Value& on_true, const Value& on_false);
 
 // Reduces `dims` away (in the value's own type).
 Value Reduce(ReduceKind kind, const Value& v, const std::vector<int64_t>& dims);
+struct ReduceAttrs {
+  ReduceKind kind = ReduceKind::kSum;
+  std::vector<int64_t> dims;  // the reduced dimensions, sorted and distinct
+  Attrs ToAttrs() const;
+  static ReduceAttrs FromAttrs(const Attrs& attrs);
+};
+
 // dot_general with result type `type`.
 Value DotGeneral(const Value& a, const Value& b, const std::vector<int64_t>& lhs_batch,
                  const std::vector<int64_t>& rhs_batch, const std::vector<int64_t>& lhs_contract,
                  const std::vector<int64_t>& rhs_contract, ElementType type);
-
-// stablehlo.convolution with the layouts lhs [batch, feature, spatial...], rhs [out feature,
-// in feature, spatial...], result [batch, feature, spatial...] (PyTorch's NC(D)HW / OI(D)HW).
-// Every per-spatial-dimension list has one entry per spatial dimension (1 to 3); padding
-// may be negative (it then crops the lhs). Operands must have the same element type,
-// which is the result's. Output spatial size, per dimension:
-//   floor(((in - 1) * lhs_dilation + 1 + low + high - ((k - 1) * rhs_dilation + 1)) / stride) + 1.
-// Node attrs.ints (see lowering/rules_convolution.cpp): [n (spatial rank),
-// window_strides (n), padding_low (n), padding_high (n), lhs_dilation (n),
-// rhs_dilation (n), feature_group_count, batch_group_count].
-Value Convolution(const Value& lhs, const Value& rhs, const std::vector<int64_t>& window_strides,
-                  const std::vector<int64_t>& padding_low, const std::vector<int64_t>& padding_high,
-                  const std::vector<int64_t>& lhs_dilation, const std::vector<int64_t>& rhs_dilation,
-                  int64_t feature_group_count, int64_t batch_group_count);
-
-// A convolution of one input channel as a sum over the kernel taps: for x [N, 1, s...]
-// and w [F, 1, k...] (1 to 3 spatial dimensions), the sum over taps of x's strided
-// window at that tap times the tap's F weights, accumulated in f32 for bf16/f16. One
-// node at trace time; the lowering (lowering/rules_convolution.cpp) emits the per-tap
-// slices, products and sums, which XLA fuses into one loop. Result [N, F, out...] with
-//   out = floor((s + 2 * padding - (k - 1) * dilation - 1) / stride) + 1.
-// attrs.ints: [n (spatial rank), stride (n), padding (n), dilation (n)].
-Value SingleChannelTaps(const Value& x, const Value& w, const std::vector<int64_t>& stride,
-                        const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation);
-
-// A convolution that the CPU device runs with PyTorch's own kernel (a host kernel, see
-// host/host_kernel.h) instead of XLA's: `what` says which result of a PyTorch
-// convolution (stride, padding, dilation, transposed, output_padding, groups; `n`
-// spatial dimensions) the node computes from operands a and b:
-//   kForward      a = input, b = weight                 -> the output
-//   kGradInput    a = grad_output, b = weight           -> grad_input of size `result`
-//   kGradWeight   a = grad_output, b = input            -> grad_weight of size `result`
-// The caller has checked the arguments as PyTorch does; this checks ranks and types.
-// attrs.ints (the custom call's config): host::ConvolutionConfig::ToInts.
-using HostConvolutionResult = host::ConvolutionResult;
-Value HostConvolution(HostConvolutionResult what, const Value& a, const Value& b, const std::vector<int64_t>& result,
-                      const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
-                      const std::vector<int64_t>& dilation, const std::vector<int64_t>& output_padding,
-                      bool transposed, int64_t groups);
+struct DotGeneralAttrs {
+  // lhs_batch[i] pairs with rhs_batch[i], lhs_contract[i] with rhs_contract[i].
+  std::vector<int64_t> lhs_batch, rhs_batch, lhs_contract, rhs_contract;
+  Attrs ToAttrs() const;
+  static DotGeneralAttrs FromAttrs(const Attrs& attrs);
+};
 
 // A call of one of PyTorch's own CPU kernels inside the graph, on the CPU device, as a
 // host kernel (host/aten_ops.cpp; host/kernel_targets.h): `config` (the

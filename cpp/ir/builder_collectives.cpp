@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "ir/attrs_reader.h"
+
 namespace torch_xla::ir {
 
 namespace op {
@@ -52,6 +54,22 @@ NodePtr Collective(OpKind kind, std::vector<Value> operands, std::vector<Shape> 
 
 int64_t GroupSize(const ReplicaGroups& groups) { return static_cast<int64_t>(groups[0].size()); }
 
+// CollectiveAttrs::ToAttrs's values, read from `r` to the end.
+CollectiveAttrs ReadCollective(IntsReader& r) {
+  CollectiveAttrs a;
+  const int64_t reduce = r.Next();
+  if (reduce < static_cast<int64_t>(ReduceKind::kSum) || reduce > static_cast<int64_t>(ReduceKind::kOr)) r.Malformed();
+  a.reduce = static_cast<ReduceKind>(reduce);
+  a.dim = r.Next();
+  a.concat_dim = r.Next();
+  a.num_replicas = r.Next();
+  const int64_t count = r.Next(), size = r.Next();
+  if (count < 0) r.Malformed();
+  for (int64_t g = 0; g < count; ++g) a.groups.push_back(r.Take(size));
+  r.Finish();
+  return a;
+}
+
 }  // namespace
 
 bool IsCollective(OpKind kind) {
@@ -98,18 +116,9 @@ Attrs CollectiveAttrs::ToAttrs() const {
   return attrs;
 }
 
-CollectiveAttrs CollectiveAttrs::From(const Attrs& attrs) {
-  const std::vector<int64_t>& v = attrs.ints;
-  CollectiveAttrs a;
-  a.reduce = static_cast<ReduceKind>(v[0]);
-  a.dim = v[1];
-  a.concat_dim = v[2];
-  a.num_replicas = v[3];
-  int64_t count = v[4], size = v[5];
-  a.groups.assign(count, std::vector<int64_t>(size));
-  for (int64_t g = 0; g < count; ++g)
-    std::copy(v.begin() + 6 + g * size, v.begin() + 6 + (g + 1) * size, a.groups[g].begin());
-  return a;
+CollectiveAttrs CollectiveAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "collective");
+  return ReadCollective(r);
 }
 
 std::vector<Value> AllReduce(ReduceKind reduce, const std::vector<Value>& values, const ReplicaGroups& groups,
@@ -211,13 +220,16 @@ Attrs CrossProcessAttrs::ToAttrs() const {
   return attrs;
 }
 
-CrossProcessAttrs CrossProcessAttrs::From(const Attrs& attrs) {
+CrossProcessAttrs CrossProcessAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "cross-process collective");
   CrossProcessAttrs a;
-  a.what = static_cast<CrossProcessKind>(attrs.ints[0]);
-  a.local_replicas = attrs.ints[1];
-  Attrs rest;
-  rest.ints.assign(attrs.ints.begin() + 2, attrs.ints.end());
-  a.collective = CollectiveAttrs::From(rest);
+  const int64_t what = r.Next();
+  if (what < static_cast<int64_t>(CrossProcessKind::kAllReduceSum) ||
+      what > static_cast<int64_t>(CrossProcessKind::kCollectivePermute))
+    r.Malformed();
+  a.what = static_cast<CrossProcessKind>(what);
+  a.local_replicas = r.Next();
+  a.collective = ReadCollective(r);
   return a;
 }
 

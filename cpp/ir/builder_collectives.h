@@ -37,8 +37,9 @@ struct CollectiveAttrs {
   int64_t num_replicas = 0;
   ReplicaGroups groups;     // normalized groups; collective_permute: its (source, target) pairs
 
-  static CollectiveAttrs From(const Attrs& attrs);
   Attrs ToAttrs() const;
+  // Throws std::invalid_argument when `attrs` are not of this form.
+  static CollectiveAttrs FromAttrs(const Attrs& attrs);
 };
 
 // stablehlo.all_reduce of every value (one element type for all, the reduction's) over
@@ -90,8 +91,9 @@ struct CrossProcessAttrs {
   int64_t local_replicas = 1;
   CollectiveAttrs collective;
 
-  static CrossProcessAttrs From(const Attrs& attrs);
   Attrs ToAttrs() const;
+  // Throws std::invalid_argument when `attrs` are not of this form.
+  static CrossProcessAttrs FromAttrs(const Attrs& attrs);
 };
 
 // The cross-process node, of `result` shape and type (checked by the caller: the

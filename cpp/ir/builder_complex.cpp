@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "ir/attrs_reader.h"
+
 namespace torch_xla::ir {
 namespace {
 
@@ -71,11 +73,24 @@ Value Fft(FftType type, const Value& v, const std::vector<int64_t>& lengths) {
     out.back() = lengths.back();
     result_type = PartType(in.type);
   }
-  Attrs attrs;
-  attrs.ints = {static_cast<int64_t>(type)};
-  attrs.ints.insert(attrs.ints.end(), lengths.begin(), lengths.end());
   static const OpKind kFft = OpKind::Get("stablehlo.fft");
-  return Value(MakeNode(kFft, std::vector<Value>{v}, Shape(result_type, std::move(out)), std::move(attrs)));
+  return Value(MakeNode(kFft, std::vector<Value>{v}, Shape(result_type, std::move(out)),
+                        FftAttrs{type, lengths}.ToAttrs()));
+}
+
+// [type, lengths...]
+Attrs FftAttrs::ToAttrs() const {
+  Attrs attrs;
+  attrs.ints.push_back(static_cast<int64_t>(type));
+  AppendInts(attrs.ints, lengths);
+  return attrs;
+}
+
+FftAttrs FftAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "fft");
+  const int64_t type = r.Next();
+  if (type < static_cast<int64_t>(FftType::kFft) || type > static_cast<int64_t>(FftType::kIrfft)) r.Malformed();
+  return {static_cast<FftType>(type), r.TakeRest()};
 }
 
 }  // namespace torch_xla::ir

@@ -27,8 +27,16 @@ Value Imag(const Value& v);
 //   kIrfft  complex -> real: the inverse of kRfft (divided by the product of the
 //           lengths); the operand's innermost dimension must be length / 2 + 1
 // For kFft, kIfft and kRfft the operand's innermost dimensions equal the lengths; for
-// kIrfft all but the innermost do. attrs.ints: [fft type, lengths...].
+// kIrfft all but the innermost do.
 enum class FftType : int64_t { kFft = 0, kIfft = 1, kRfft = 2, kIrfft = 3 };
 Value Fft(FftType type, const Value& v, const std::vector<int64_t>& lengths);
+
+// The attributes of a stablehlo.fft node (ToAttrs / FromAttrs as in ir/builder.h).
+struct FftAttrs {
+  FftType type = FftType::kFft;
+  std::vector<int64_t> lengths;  // fft_length, innermost dimension last
+  Attrs ToAttrs() const;
+  static FftAttrs FromAttrs(const Attrs& attrs);
+};
 
 }  // namespace torch_xla::ir

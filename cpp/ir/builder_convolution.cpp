@@ -1,8 +1,10 @@
-// The convolution constructor and its shape rule (see ir/builder.h).
+// The convolution constructors and their shape rules (see ir/builder_convolution.h).
+#include "ir/builder_convolution.h"
+
 #include <stdexcept>
 #include <string>
 
-#include "ir/builder.h"
+#include "ir/attrs_reader.h"
 
 namespace torch_xla::ir {
 namespace {
@@ -69,13 +71,9 @@ Value Convolution(const Value& lhs, const Value& rhs, const std::vector<int64_t>
     dims.push_back((padded - window) / window_strides[i] + 1);
   }
 
-  Attrs attrs;
-  attrs.ints.push_back(static_cast<int64_t>(n));
-  for (const auto* list : {&window_strides, &padding_low, &padding_high, &lhs_dilation, &rhs_dilation})
-    attrs.ints.insert(attrs.ints.end(), list->begin(), list->end());
-  attrs.ints.push_back(feature_group_count);
-  attrs.ints.push_back(batch_group_count);
-  return Value(MakeNode(kConvolution, std::vector<Value>{lhs, rhs}, Shape(a.type, std::move(dims)), std::move(attrs)));
+  const ConvolutionAttrs attrs{window_strides, padding_low, padding_high, lhs_dilation, rhs_dilation,
+                               feature_group_count, batch_group_count};
+  return Value(MakeNode(kConvolution, std::vector<Value>{lhs, rhs}, Shape(a.type, std::move(dims)), attrs.ToAttrs()));
 }
 
 Value HostConvolution(HostConvolutionResult what, const Value& a, const Value& b, const std::vector<int64_t>& result,
@@ -118,10 +116,56 @@ Value SingleChannelTaps(const Value& x, const Value& w, const std::vector<int64_
     if (padded < span) Fail("the kernel's extent exceeds the padded input: " + shapes);
     out.push_back((padded - span) / stride[i] + 1);
   }
+  return Value(MakeNode(kSingleChannelTaps, std::vector<Value>{x, w}, Shape(sx.type, std::move(out)),
+                        SingleChannelTapsAttrs{stride, padding, dilation}.ToAttrs()));
+}
+
+// [n, window_strides (n), padding_low (n), padding_high (n), lhs_dilation (n),
+//  rhs_dilation (n), feature_group_count, batch_group_count]
+Attrs ConvolutionAttrs::ToAttrs() const {
+  const std::size_t n = window_strides.size();
   Attrs attrs;
-  attrs.ints = {static_cast<int64_t>(n)};
-  for (const auto* list : {&stride, &padding, &dilation}) attrs.ints.insert(attrs.ints.end(), list->begin(), list->end());
-  return Value(MakeNode(kSingleChannelTaps, std::vector<Value>{x, w}, Shape(sx.type, std::move(out)), std::move(attrs)));
+  attrs.ints.push_back(static_cast<int64_t>(n));
+  for (const auto* list : {&window_strides, &padding_low, &padding_high, &lhs_dilation, &rhs_dilation}) {
+    if (list->size() != n) Fail("the spatial attributes differ in length");
+    AppendInts(attrs.ints, *list);
+  }
+  attrs.ints.push_back(feature_group_count);
+  attrs.ints.push_back(batch_group_count);
+  return attrs;
+}
+
+ConvolutionAttrs ConvolutionAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "convolution");
+  const int64_t n = r.Next();
+  ConvolutionAttrs a;
+  for (auto* list : {&a.window_strides, &a.padding_low, &a.padding_high, &a.lhs_dilation, &a.rhs_dilation})
+    *list = r.Take(n);
+  a.feature_group_count = r.Next();
+  a.batch_group_count = r.Next();
+  r.Finish();
+  return a;
+}
+
+// [n, stride (n), padding (n), dilation (n)]
+Attrs SingleChannelTapsAttrs::ToAttrs() const {
+  const std::size_t n = stride.size();
+  Attrs attrs;
+  attrs.ints.push_back(static_cast<int64_t>(n));
+  for (const auto* list : {&stride, &padding, &dilation}) {
+    if (list->size() != n) Fail("the spatial attributes differ in length");
+    AppendInts(attrs.ints, *list);
+  }
+  return attrs;
+}
+
+SingleChannelTapsAttrs SingleChannelTapsAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "single-channel taps");
+  const int64_t n = r.Next();
+  SingleChannelTapsAttrs a;
+  for (auto* list : {&a.stride, &a.padding, &a.dilation}) *list = r.Take(n);
+  r.Finish();
+  return a;
 }
 
 }  // namespace torch_xla::ir

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "ir/attrs_reader.h"
+
 namespace torch_xla::ir {
 namespace {
 
@@ -27,11 +29,6 @@ void CheckDimList(const char* op, const char* what, const std::vector<int64_t>& 
       if (dims[j] == dims[i] || (sorted && dims[j] > dims[i]))
         Fail(op, std::string(what) + " " + DimsToString(dims) + " must be sorted and distinct");
   }
-}
-
-void Append(Attrs& attrs, const std::vector<int64_t>& list) {
-  attrs.ints.push_back(static_cast<int64_t>(list.size()));
-  attrs.ints.insert(attrs.ints.end(), list.begin(), list.end());
 }
 
 // The indices' dimensions without the index vector dimension, and the index vector's length.
@@ -88,13 +85,8 @@ Value Gather(const Value& operand, const Value& indices, const std::vector<int64
     else
       dims[i] = batch[b++];
   }
-  Attrs attrs;
-  attrs.ints.push_back(index_vector_dim);
-  Append(attrs, offset_dims);
-  Append(attrs, collapsed_slice_dims);
-  Append(attrs, start_index_map);
-  attrs.ints.insert(attrs.ints.end(), slice_sizes.begin(), slice_sizes.end());
-  return Value(MakeNode(kGather, std::vector<Value>{operand, indices}, Shape(in.type, dims), std::move(attrs)));
+  const GatherAttrs attrs{offset_dims, collapsed_slice_dims, start_index_map, index_vector_dim, slice_sizes};
+  return Value(MakeNode(kGather, std::vector<Value>{operand, indices}, Shape(in.type, dims), attrs.ToAttrs()));
 }
 
 Value Scatter(ScatterKind kind, const Value& operand, const Value& indices, const Value& updates,
@@ -135,13 +127,9 @@ Value Scatter(ScatterKind kind, const Value& operand, const Value& indices, cons
       Fail(op, "updates' scatter dimensions do not match the indices" + shapes);
     }
   }
-  Attrs attrs;
-  attrs.ints.push_back(static_cast<int64_t>(kind));
-  attrs.ints.push_back(index_vector_dim);
-  Append(attrs, update_window_dims);
-  Append(attrs, inserted_window_dims);
-  Append(attrs, scatter_dims_to_operand_dims);
-  return Value(MakeNode(kScatter, std::vector<Value>{operand, indices, updates}, in, std::move(attrs)));
+  const ScatterAttrs attrs{kind, index_vector_dim, update_window_dims, inserted_window_dims,
+                           scatter_dims_to_operand_dims};
+  return Value(MakeNode(kScatter, std::vector<Value>{operand, indices, updates}, in, attrs.ToAttrs()));
 }
 
 std::vector<Value> Sort(const std::vector<Value>& operands, int64_t dim, bool descending) {
@@ -155,12 +143,76 @@ std::vector<Value> Sort(const std::vector<Value>& operands, int64_t dim, bool de
       Fail("sort", "operand " + v.shape().ToString() + " does not match " + first.ToString());
     shapes.push_back(v.shape());
   }
-  Attrs attrs;
-  attrs.ints = {dim, descending ? 1 : 0};
-  NodePtr node = MakeNode(kSort, operands, std::move(shapes), std::move(attrs));
+  NodePtr node = MakeNode(kSort, operands, std::move(shapes), SortAttrs{dim, descending}.ToAttrs());
   std::vector<Value> out;
   for (uint32_t i = 0; i < operands.size(); ++i) out.emplace_back(node, i);
   return out;
+}
+
+// [index_vector_dim, offset_dims, collapsed_slice_dims, start_index_map (each counted),
+//  slice_sizes...]
+Attrs GatherAttrs::ToAttrs() const {
+  Attrs attrs;
+  attrs.ints.push_back(index_vector_dim);
+  AppendCountedInts(attrs.ints, offset_dims);
+  AppendCountedInts(attrs.ints, collapsed_slice_dims);
+  AppendCountedInts(attrs.ints, start_index_map);
+  AppendInts(attrs.ints, slice_sizes);
+  return attrs;
+}
+
+GatherAttrs GatherAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "gather");
+  GatherAttrs a;
+  a.index_vector_dim = r.Next();
+  a.offset_dims = r.TakeCounted();
+  a.collapsed_slice_dims = r.TakeCounted();
+  a.start_index_map = r.TakeCounted();
+  a.slice_sizes = r.TakeRest();
+  return a;
+}
+
+// [kind, index_vector_dim, update_window_dims, inserted_window_dims,
+//  scatter_dims_to_operand_dims (each counted)]
+Attrs ScatterAttrs::ToAttrs() const {
+  Attrs attrs;
+  attrs.ints.push_back(static_cast<int64_t>(kind));
+  attrs.ints.push_back(index_vector_dim);
+  AppendCountedInts(attrs.ints, update_window_dims);
+  AppendCountedInts(attrs.ints, inserted_window_dims);
+  AppendCountedInts(attrs.ints, scatter_dims_to_operand_dims);
+  return attrs;
+}
+
+ScatterAttrs ScatterAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "scatter");
+  ScatterAttrs a;
+  const int64_t kind = r.Next();
+  if (kind < static_cast<int64_t>(ScatterKind::kReplace) || kind > static_cast<int64_t>(ScatterKind::kMin))
+    r.Malformed();
+  a.kind = static_cast<ScatterKind>(kind);
+  a.index_vector_dim = r.Next();
+  a.update_window_dims = r.TakeCounted();
+  a.inserted_window_dims = r.TakeCounted();
+  a.scatter_dims_to_operand_dims = r.TakeCounted();
+  r.Finish();
+  return a;
+}
+
+// [dim, descending (0 or 1)]
+Attrs SortAttrs::ToAttrs() const {
+  Attrs attrs;
+  attrs.ints = {dim, descending ? 1 : 0};
+  return attrs;
+}
+
+SortAttrs SortAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "sort");
+  SortAttrs a;
+  a.dim = r.Next();
+  a.descending = r.Next() != 0;
+  r.Finish();
+  return a;
 }
 
 }  // namespace torch_xla::ir

@@ -21,6 +21,16 @@ Value Gather(const Value& operand, const Value& indices, const std::vector<int64
              const std::vector<int64_t>& collapsed_slice_dims, const std::vector<int64_t>& start_index_map,
              int64_t index_vector_dim, const std::vector<int64_t>& slice_sizes);
 
+// The attributes of a stablehlo.gather node: Gather's arguments (ToAttrs / FromAttrs as
+// in ir/builder.h).
+struct GatherAttrs {
+  std::vector<int64_t> offset_dims, collapsed_slice_dims, start_index_map;
+  int64_t index_vector_dim = 0;
+  std::vector<int64_t> slice_sizes;  // one per operand dimension
+  Attrs ToAttrs() const;
+  static GatherAttrs FromAttrs(const Attrs& attrs);
+};
+
 // How stablehlo.scatter combines an update with the current value.
 enum class ScatterKind : int64_t { kReplace, kAdd, kMultiply, kMax, kMin };
 
@@ -30,9 +40,26 @@ Value Scatter(ScatterKind kind, const Value& operand, const Value& indices, cons
               const std::vector<int64_t>& update_window_dims, const std::vector<int64_t>& inserted_window_dims,
               const std::vector<int64_t>& scatter_dims_to_operand_dims, int64_t index_vector_dim);
 
+// The attributes of a stablehlo.scatter node: Scatter's arguments.
+struct ScatterAttrs {
+  ScatterKind kind = ScatterKind::kReplace;
+  int64_t index_vector_dim = 0;
+  std::vector<int64_t> update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims;
+  Attrs ToAttrs() const;
+  static ScatterAttrs FromAttrs(const Attrs& attrs);
+};
+
 // stablehlo.sort of `operands` (equal dimensions) along `dim`, ordered by operands[0]
 // (ascending, or descending), stable. Floating NaNs order after every number ascending
 // and before every number descending, as in PyTorch. One result per operand.
 std::vector<Value> Sort(const std::vector<Value>& operands, int64_t dim, bool descending);
+
+// The attributes of a stablehlo.sort node.
+struct SortAttrs {
+  int64_t dim = 0;
+  bool descending = false;
+  Attrs ToAttrs() const;
+  static SortAttrs FromAttrs(const Attrs& attrs);
+};
 
 }  // namespace torch_xla::ir

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "ir/attrs_reader.h"
+
 namespace torch_xla::ir {
 
 Value ReduceWindowMax(const Value& v, const std::vector<int64_t>& window, const std::vector<int64_t>& strides) {
@@ -23,11 +25,29 @@ Value ReduceWindowMax(const Value& v, const std::vector<int64_t>& window, const 
                                   DimsToString(strides) + " do not fit " + in.ToString());
     out[i] = (in.dims[i] - window[i]) / strides[i] + 1;
   }
-  Attrs attrs;
-  attrs.ints = window;
-  attrs.ints.insert(attrs.ints.end(), strides.begin(), strides.end());
   return Value(MakeNode(OpKind::Get("xla::reduce_window_max"), std::vector<Value>{v}, Shape(in.type, out),
-                        std::move(attrs)));
+                        ReduceWindowMaxAttrs{window, strides}.ToAttrs()));
+}
+
+// [window..., strides...]
+Attrs ReduceWindowMaxAttrs::ToAttrs() const {
+  if (window.size() != strides.size())
+    throw std::invalid_argument("reduce_window: window " + DimsToString(window) + " and strides " +
+                                DimsToString(strides) + " differ in length");
+  Attrs attrs;
+  AppendInts(attrs.ints, window);
+  AppendInts(attrs.ints, strides);
+  return attrs;
+}
+
+ReduceWindowMaxAttrs ReduceWindowMaxAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "reduce_window");
+  if (r.left() % 2 != 0) r.Malformed();
+  const int64_t rank = static_cast<int64_t>(r.left() / 2);
+  ReduceWindowMaxAttrs a;
+  a.window = r.Take(rank);
+  a.strides = r.Take(rank);
+  return a;
 }
 
 namespace {
@@ -72,9 +92,7 @@ std::pair<Value, Value> HostMaxPool(const Value& x, const std::vector<int64_t>& 
   std::vector<int64_t> dims(in.dims.begin(), in.dims.end() - n);
   dims.insert(dims.end(), out.begin(), out.end());
   Attrs attrs;
-  attrs.ints = {n};
-  for (const auto* list : {&kernel, &stride, &padding, &dilation})
-    attrs.ints.insert(attrs.ints.end(), list->begin(), list->end());
+  attrs.ints = host::MaxPoolConfig{kernel, stride, padding, dilation}.ToInts();
   NodePtr node = MakeNode(kHostMaxPool, std::vector<Value>{x},
                           std::vector<Shape>{Shape(in.type, dims), Shape(ElementType::kS64, dims)}, std::move(attrs));
   return {Value(node, 0), Value(node, 1)};

@@ -29,8 +29,9 @@ struct Value {
   hash_t hash() const;
 };
 
-// Integer and floating attributes of a node. Each op documents the meaning of the
-// positions it uses (see lowering/).
+// Integer and floating attributes of a node, in the op's own layout. An op with several
+// attributes has a struct that names them and writes and reads this layout (ToAttrs /
+// FromAttrs beside its constructor, e.g. ir::SliceAttrs in ir/builder.h).
 struct Attrs {
   std::vector<int64_t> ints;
   std::vector<double> floats;

@@ -41,7 +41,7 @@ const char* CombineOp(ReduceKind reduce, ElementType type) {
 
 // xla::all_reduce: one variadic stablehlo.all_reduce (every operand of one element type).
 std::vector<Ssa> LowerAllReduce(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  CollectiveAttrs a = CollectiveAttrs::From(node.attrs());
+  CollectiveAttrs a = CollectiveAttrs::FromAttrs(node.attrs());
   ElementType type = node.shape(0).type;
   std::string region = ctx.BinaryRegion(CombineOp(a.reduce, type), type);
   return ctx.EmitWithRegion("stablehlo.all_reduce", operands, node.shapes(), region,
@@ -50,7 +50,7 @@ std::vector<Ssa> LowerAllReduce(LoweringContext& ctx, const Node& node, const st
 LoweringRule all_reduce_rule("xla::all_reduce", LowerAllReduce);
 
 std::vector<Ssa> LowerAllGather(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  CollectiveAttrs a = CollectiveAttrs::From(node.attrs());
+  CollectiveAttrs a = CollectiveAttrs::FromAttrs(node.attrs());
   return {ctx.Emit("stablehlo.all_gather", operands, node.shape(),
                    "all_gather_dim = " + std::to_string(a.dim) + " : i64, replica_groups = " +
                        GroupsAttribute(a.groups))};
@@ -58,7 +58,7 @@ std::vector<Ssa> LowerAllGather(LoweringContext& ctx, const Node& node, const st
 LoweringRule all_gather_rule("xla::all_gather", LowerAllGather);
 
 std::vector<Ssa> LowerReduceScatter(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  CollectiveAttrs a = CollectiveAttrs::From(node.attrs());
+  CollectiveAttrs a = CollectiveAttrs::FromAttrs(node.attrs());
   ElementType type = node.shape().type;
   std::string region = ctx.BinaryRegion(CombineOp(a.reduce, type), type);
   return ctx.EmitWithRegion("stablehlo.reduce_scatter", operands, {node.shape()}, region,
@@ -68,7 +68,7 @@ std::vector<Ssa> LowerReduceScatter(LoweringContext& ctx, const Node& node, cons
 LoweringRule reduce_scatter_rule("xla::reduce_scatter", LowerReduceScatter);
 
 std::vector<Ssa> LowerAllToAll(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  CollectiveAttrs a = CollectiveAttrs::From(node.attrs());
+  CollectiveAttrs a = CollectiveAttrs::FromAttrs(node.attrs());
   return {ctx.Emit("stablehlo.all_to_all", operands, node.shape(),
                    "split_dimension = " + std::to_string(a.dim) + " : i64, concat_dimension = " +
                        std::to_string(a.concat_dim) + " : i64, split_count = " +
@@ -78,7 +78,7 @@ LoweringRule all_to_all_rule("xla::all_to_all", LowerAllToAll);
 
 // The (source, target) pairs are kept as two-member groups.
 std::vector<Ssa> LowerCollectivePermute(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  CollectiveAttrs a = CollectiveAttrs::From(node.attrs());
+  CollectiveAttrs a = CollectiveAttrs::FromAttrs(node.attrs());
   return {ctx.Emit("stablehlo.collective_permute", operands, node.shape(),
                    "source_target_pairs = " + GroupsAttribute(a.groups))};
 }

@@ -2,6 +2,7 @@
 // Fourier transforms (see ir/builder_complex.h).
 #include <string>
 
+#include "ir/builder_complex.h"
 #include "lowering/lowering_context.h"
 
 namespace torch_xla::lowering {
@@ -14,13 +15,13 @@ std::vector<Ssa> LowerPart(LoweringContext& ctx, const Node& node, const std::ve
 LoweringRule real_rule("stablehlo.real", LowerPart);
 LoweringRule imag_rule("stablehlo.imag", LowerPart);
 
+// By ir::FftType.
 const char* kFftTypes[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
 
-// attrs.ints: [fft type (ir::FftType, an index into kFftTypes), lengths...].
 std::vector<Ssa> LowerFft(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const auto& a = node.attrs().ints;
-  std::string attrs = std::string("fft_type = #stablehlo<fft_type ") + kFftTypes[a[0]] +
-                      ">, fft_length = " + I64Array(std::vector<int64_t>(a.begin() + 1, a.end()));
+  const ir::FftAttrs a = ir::FftAttrs::FromAttrs(node.attrs());
+  std::string attrs = std::string("fft_type = #stablehlo<fft_type ") + kFftTypes[static_cast<int64_t>(a.type)] +
+                      ">, fft_length = " + I64Array(a.lengths);
   return {ctx.Emit("stablehlo.fft", operands, node.shape(), attrs)};
 }
 LoweringRule fft_rule("stablehlo.fft", LowerFft);

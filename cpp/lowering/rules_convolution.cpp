@@ -1,8 +1,9 @@
 // Lowering rules of convolution (ir::Convolution, ir::HostConvolution and
-// ir::SingleChannelTaps in ir/builder_convolution.cpp).
+// ir::SingleChannelTaps in ir/builder_convolution.h).
 #include <string>
 
 #include "host/kernel_targets.h"
+#include "ir/builder_convolution.h"
 #include "lowering/lowering_context.h"
 #include "lowering/matmul_precision.h"
 #include "runtime/client.h"
@@ -10,27 +11,22 @@
 namespace torch_xla::lowering {
 namespace {
 
-// attrs.ints: n (spatial rank), window_strides (n), padding_low (n), padding_high (n),
-// lhs_dilation (n), rhs_dilation (n), feature_group_count, batch_group_count.
 std::vector<Ssa> LowerConvolution(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const auto& a = node.attrs().ints;
-  const std::size_t n = static_cast<std::size_t>(a[0]);
-  auto list = [&](std::size_t which) {
-    return std::vector<int64_t>(a.begin() + 1 + which * n, a.begin() + 1 + (which + 1) * n);
-  };
+  const ir::ConvolutionAttrs a = ir::ConvolutionAttrs::FromAttrs(node.attrs());
+  const std::size_t n = a.window_strides.size();
   std::string padding = "dense<[";
   for (std::size_t i = 0; i < n; ++i) {
     if (i) padding += ", ";
-    padding += "[" + std::to_string(a[1 + n + i]) + ", " + std::to_string(a[1 + 2 * n + i]) + "]";
+    padding += "[" + std::to_string(a.padding_low[i]) + ", " + std::to_string(a.padding_high[i]) + "]";
   }
   padding += "]> : tensor<" + std::to_string(n) + "x2xi64>";
   std::string spatial;
   for (std::size_t i = 0; i < n; ++i) spatial += ", " + std::to_string(i);
-  std::string attrs = "window_strides = " + I64Array(list(0)) + ", padding = " + padding +
-                      ", lhs_dilation = " + I64Array(list(3)) + ", rhs_dilation = " + I64Array(list(4)) +
+  std::string attrs = "window_strides = " + I64Array(a.window_strides) + ", padding = " + padding +
+                      ", lhs_dilation = " + I64Array(a.lhs_dilation) + ", rhs_dilation = " + I64Array(a.rhs_dilation) +
                       ", dimension_numbers = #stablehlo.conv<[b, f" + spatial + "]x[o, i" + spatial + "]->[b, f" +
-                      spatial + "]>, feature_group_count = " + std::to_string(a[1 + 5 * n]) +
-                      " : i64, batch_group_count = " + std::to_string(a[2 + 5 * n]) + " : i64" +
+                      spatial + "]>, feature_group_count = " + std::to_string(a.feature_group_count) +
+                      " : i64, batch_group_count = " + std::to_string(a.batch_group_count) + " : i64" +
                       PrecisionConfigAttribute();
   const ElementType type = node.shape().type;
   if (IsFloating(type) || IsComplex(type) || runtime::Client::Get().LowersForCpu())
@@ -45,21 +41,20 @@ std::vector<Ssa> LowerConvolution(LoweringContext& ctx, const Node& node, const 
 }
 LoweringRule convolution_rule("stablehlo.convolution", LowerConvolution);
 
-// A call of the host kernel; the node's attrs are the kernel's config.
+// A call of the host kernel; the node's attrs are the kernel's config
+// (host::ConvolutionConfig).
 std::vector<Ssa> LowerHostConvolution(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
   return EmitHostKernelCall(ctx, host::kHostConvolutionTarget, operands, node.shapes(), node.attrs().ints);
 }
 LoweringRule host_convolution_rule("xla::host_convolution", LowerHostConvolution);
 
-// operands: x [N, 1, s...], w [F, 1, k...]; attrs.ints: n, stride (n), padding (n),
-// dilation (n). The sum over taps of x's window at the tap (sliced from the padded
-// input, broadcast over F) times the tap's weights (broadcast over N and space).
+// operands: x [N, 1, s...], w [F, 1, k...]. The sum over taps of x's window at the tap
+// (sliced from the padded input, broadcast over F) times the tap's weights (broadcast
+// over N and space).
 std::vector<Ssa> LowerSingleChannelTaps(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const auto& a = node.attrs().ints;
-  const std::size_t n = static_cast<std::size_t>(a[0]), rank = n + 2;
-  const std::vector<int64_t> stride(a.begin() + 1, a.begin() + 1 + n);
-  const std::vector<int64_t> padding(a.begin() + 1 + n, a.begin() + 1 + 2 * n);
-  const std::vector<int64_t> dilation(a.begin() + 1 + 2 * n, a.begin() + 1 + 3 * n);
+  const ir::SingleChannelTapsAttrs a = ir::SingleChannelTapsAttrs::FromAttrs(node.attrs());
+  const std::vector<int64_t>& stride = a.stride, &padding = a.padding, &dilation = a.dilation;
+  const std::size_t n = stride.size(), rank = n + 2;
   const Shape& out = node.shape();
   const ElementType type = out.type;
   const ElementType acc = type == ElementType::kBF16 || type == ElementType::kF16 ? ElementType::kF32 : type;

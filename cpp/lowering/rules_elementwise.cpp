@@ -1,6 +1,7 @@
 // Lowering rules of element-wise operations. The IR ops carry StableHLO names and
 // already-matching operand shapes and types (the ATen layer inserts broadcasts and
 // conversions), so most rules are one operation.
+#include "ir/builder.h"
 #include "lowering/lowering_context.h"
 
 namespace torch_xla::lowering {
@@ -31,12 +32,13 @@ struct RegisterOneToOne {
   }
 } register_one_to_one;
 
+// By ir::CompareDirection.
 const char* kDirections[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
 
-// stablehlo.compare; attrs.ints[0]: the direction, an index into kDirections.
 std::vector<Ssa> LowerCompare(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  const ir::CompareAttrs a = ir::CompareAttrs::FromAttrs(node.attrs());
   return {ctx.Emit("stablehlo.compare", operands, node.shape(),
-                   CompareAttributes(kDirections[node.attrs().ints[0]], node.operand(0).shape().type))};
+                   CompareAttributes(kDirections[static_cast<int64_t>(a.direction)], node.operand(0).shape().type))};
 }
 LoweringRule compare_rule("stablehlo.compare", LowerCompare);
 

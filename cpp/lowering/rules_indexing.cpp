@@ -15,33 +15,24 @@ std::string Fresh() {
   return "%ix" + std::to_string(counter.fetch_add(1));
 }
 
-// "[1, 2]" starting at a[pos] (a length-prefixed list); advances pos.
-std::string TakeList(const std::vector<int64_t>& a, std::size_t& pos) {
-  std::size_t n = static_cast<std::size_t>(a[pos++]);
-  std::string s = "[";
-  for (std::size_t i = 0; i < n; ++i) {
+// "name = [1, 2], " unless the list is empty (the printer's form; empty lists are omitted).
+std::string Field(const char* name, const std::vector<int64_t>& list) {
+  if (list.empty()) return std::string();
+  std::string s = std::string(name) + " = [";
+  for (std::size_t i = 0; i < list.size(); ++i) {
     if (i) s += ", ";
-    s += std::to_string(a[pos++]);
+    s += std::to_string(list[i]);
   }
-  return s + "]";
+  return s + "], ";
 }
 
-// ", name = [..]" unless the list is empty (the printer's form; empty lists are omitted).
-std::string Field(const char* name, const std::string& list) {
-  return list == "[]" ? std::string() : std::string(name) + " = " + list + ", ";
-}
-
-// attrs.ints: index_vector_dim, offset_dims, collapsed_slice_dims, start_index_map
-// (each length-prefixed), slice_sizes (operand rank).
 std::vector<Ssa> LowerGather(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const auto& a = node.attrs().ints;
-  std::size_t pos = 1;
-  std::string offset = TakeList(a, pos), collapsed = TakeList(a, pos), start = TakeList(a, pos);
-  std::vector<int64_t> slice_sizes(a.begin() + static_cast<std::ptrdiff_t>(pos), a.end());
-  std::string attrs = "dimension_numbers = #stablehlo.gather<" + Field("offset_dims", offset) +
-                      Field("collapsed_slice_dims", collapsed) + Field("start_index_map", start) +
-                      "index_vector_dim = " + std::to_string(a[0]) + ">, slice_sizes = " + I64Array(slice_sizes) +
-                      ", indices_are_sorted = false";
+  const ir::GatherAttrs a = ir::GatherAttrs::FromAttrs(node.attrs());
+  std::string attrs = "dimension_numbers = #stablehlo.gather<" + Field("offset_dims", a.offset_dims) +
+                      Field("collapsed_slice_dims", a.collapsed_slice_dims) +
+                      Field("start_index_map", a.start_index_map) +
+                      "index_vector_dim = " + std::to_string(a.index_vector_dim) +
+                      ">, slice_sizes = " + I64Array(a.slice_sizes) + ", indices_are_sorted = false";
   return {ctx.Emit("stablehlo.gather", operands, node.shape(), attrs)};
 }
 LoweringRule gather_rule("stablehlo.gather", LowerGather);
@@ -68,17 +59,14 @@ std::string CombinerRegion(ir::ScatterKind kind, ElementType type) {
   return s;
 }
 
-// attrs.ints: ScatterKind, index_vector_dim, update_window_dims, inserted_window_dims,
-// scatter_dims_to_operand_dims (each length-prefixed).
 std::vector<Ssa> LowerScatter(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const auto& a = node.attrs().ints;
-  std::size_t pos = 2;
-  std::string window = TakeList(a, pos), inserted = TakeList(a, pos), to_operand = TakeList(a, pos);
-  std::string attrs = "scatter_dimension_numbers = #stablehlo.scatter<" + Field("update_window_dims", window) +
-                      Field("inserted_window_dims", inserted) +
-                      Field("scatter_dims_to_operand_dims", to_operand) + "index_vector_dim = " +
-                      std::to_string(a[1]) + ">, indices_are_sorted = false, unique_indices = false";
-  const auto kind = static_cast<ir::ScatterKind>(a[0]);
+  const ir::ScatterAttrs a = ir::ScatterAttrs::FromAttrs(node.attrs());
+  std::string attrs = "scatter_dimension_numbers = #stablehlo.scatter<" +
+                      Field("update_window_dims", a.update_window_dims) +
+                      Field("inserted_window_dims", a.inserted_window_dims) +
+                      Field("scatter_dims_to_operand_dims", a.scatter_dims_to_operand_dims) + "index_vector_dim = " +
+                      std::to_string(a.index_vector_dim) + ">, indices_are_sorted = false, unique_indices = false";
+  const ir::ScatterKind kind = a.kind;
   const ElementType type = node.shape().type;
   if (kind == ir::ScatterKind::kAdd && (type == ElementType::kBF16 || type == ElementType::kF16) &&
       !runtime::Client::Get().LowersForCpu()) {
@@ -110,11 +98,10 @@ std::string BoolOp(const std::string& r, const char* op, const std::string& x, c
   return "        " + r + " = \"" + op + "\"(" + x + ", " + y + ") : (tensor<i1>, tensor<i1>) -> tensor<i1>\n";
 }
 
-// attrs.ints: dimension, descending. The comparator looks at operand 0 only; floats
-// order NaN as the largest value.
+// The comparator looks at operand 0 only; floats order NaN as the largest value.
 std::vector<Ssa> LowerSort(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const auto& a = node.attrs().ints;
-  const bool descending = a[1] != 0;
+  const ir::SortAttrs a = ir::SortAttrs::FromAttrs(node.attrs());
+  const bool descending = a.descending;
   std::string args;
   std::vector<std::string> names;
   for (std::size_t i = 0; i < node.num_outputs(); ++i) {
@@ -143,7 +130,7 @@ std::vector<Ssa> LowerSort(LoweringContext& ctx, const Node& node, const std::ve
     result = any;
   }
   s += "        \"stablehlo.return\"(" + result + ") : (tensor<i1>) -> ()\n";
-  std::string attrs = "dimension = " + std::to_string(a[0]) + " : i64, is_stable = true";
+  std::string attrs = "dimension = " + std::to_string(a.dim) + " : i64, is_stable = true";
   return ctx.EmitWithRegion("stablehlo.sort", operands, node.shapes(), s, attrs);
 }
 LoweringRule sort_rule("stablehlo.sort", LowerSort);

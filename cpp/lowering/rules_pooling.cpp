@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/builder_pooling.h"
 #include "lowering/lowering_context.h"
 #include "host/max_pool_kernel.h"
 
@@ -15,11 +16,8 @@ double LowestValue(ElementType type) {
   return -std::ldexp(1.0, static_cast<int>(runtime::ElementSize(type) * 8 - 1));
 }
 
-// xla::reduce_window_max: attrs.ints = window dimensions (rank), window strides (rank).
 std::vector<Ssa> LowerReduceWindowMax(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const auto& a = node.attrs().ints;
-  std::size_t rank = a.size() / 2;
-  std::vector<int64_t> window(a.begin(), a.begin() + rank), strides(a.begin() + rank, a.end());
+  const auto [window, strides] = ir::ReduceWindowMaxAttrs::FromAttrs(node.attrs());
   ElementType type = node.shape().type;
   Ssa init = ctx.Constant(Shape(type, {}), LowestValue(type));
   std::string region = ctx.BinaryRegion("stablehlo.maximum", type);
@@ -29,7 +27,7 @@ std::vector<Ssa> LowerReduceWindowMax(LoweringContext& ctx, const Node& node, co
 LoweringRule reduce_window_max_rule("xla::reduce_window_max", LowerReduceWindowMax);
 
 // xla::host_max_pool and xla::host_max_pool_backward: calls of the host kernels; the
-// node's attrs are the kernel's config.
+// node's attrs are the kernel's config (host/max_pool_kernel.h).
 std::vector<Ssa> LowerHostMaxPool(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
   return EmitHostKernelCall(ctx, host::kMaxPoolTarget, operands, node.shapes(), node.attrs().ints);
 }

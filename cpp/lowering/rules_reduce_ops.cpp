@@ -166,12 +166,10 @@ std::optional<Ssa> SumOverLeadingDims(LoweringContext& ctx, Ssa input, const std
   return ctx.Emit("stablehlo.reshape", {sums}, result);
 }
 
-// xla::reduce: operand 0 the input; attrs.ints[0] the ReduceKind, then the reduced dims.
-// The node's type is the accumulation type (the input is converted by the ATen layer).
+// xla::reduce: operand 0 the input (attributes: ir::ReduceAttrs). The node's type is the
+// accumulation type (the input is converted by the ATen layer).
 std::vector<Ssa> LowerReduce(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const auto& a = node.attrs().ints;
-  const ReduceKind kind = static_cast<ReduceKind>(a[0]);
-  std::vector<int64_t> dims(a.begin() + 1, a.end());
+  const auto [kind, dims] = ir::ReduceAttrs::FromAttrs(node.attrs());
   if (kind == ReduceKind::kSum) {
     if (std::optional<Ssa> sums = SumOverLeadingDims(ctx, operands[0], dims, node.shape())) return {*sums};
     if (std::optional<Ssa> sums = SumByRows(ctx, operands[0], dims, node.shape())) return {*sums};

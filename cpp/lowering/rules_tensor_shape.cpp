@@ -1,66 +1,56 @@
 // Lowering rules of data-movement operations: broadcast, transpose, slice, concatenate,
-// pad, reverse, iota.
+// pad, reverse, iota (their attributes: ir/builder.h).
+#include "ir/builder.h"
 #include "lowering/lowering_context.h"
 
 namespace torch_xla::lowering {
 namespace {
 
-std::vector<int64_t> Range(const std::vector<int64_t>& v, std::size_t begin, std::size_t count) {
-  return std::vector<int64_t>(v.begin() + begin, v.begin() + begin + count);
-}
-
-// attrs.ints: the broadcast_dimensions (output dim of each operand dim).
 std::vector<Ssa> LowerBroadcastInDim(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  const ir::BroadcastInDimAttrs a = ir::BroadcastInDimAttrs::FromAttrs(node.attrs());
   return {ctx.Emit("stablehlo.broadcast_in_dim", operands, node.shape(),
-                   "broadcast_dimensions = " + I64Array(node.attrs().ints))};
+                   "broadcast_dimensions = " + I64Array(a.broadcast_dims))};
 }
 LoweringRule broadcast_rule("stablehlo.broadcast_in_dim", LowerBroadcastInDim);
 
-// attrs.ints: the permutation.
 std::vector<Ssa> LowerTranspose(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  return {ctx.Emit("stablehlo.transpose", operands, node.shape(), "permutation = " + I64Array(node.attrs().ints))};
+  const ir::TransposeAttrs a = ir::TransposeAttrs::FromAttrs(node.attrs());
+  return {ctx.Emit("stablehlo.transpose", operands, node.shape(), "permutation = " + I64Array(a.permutation))};
 }
 LoweringRule transpose_rule("stablehlo.transpose", LowerTranspose);
 
-// attrs.ints: start indices, limit indices, strides (rank each).
 std::vector<Ssa> LowerSlice(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const auto& a = node.attrs().ints;
-  std::size_t rank = a.size() / 3;
-  std::string attrs = "start_indices = " + I64Array(Range(a, 0, rank)) +
-                      ", limit_indices = " + I64Array(Range(a, rank, rank)) +
-                      ", strides = " + I64Array(Range(a, 2 * rank, rank));
+  const ir::SliceAttrs a = ir::SliceAttrs::FromAttrs(node.attrs());
+  std::string attrs = "start_indices = " + I64Array(a.start) + ", limit_indices = " + I64Array(a.limit) +
+                      ", strides = " + I64Array(a.strides);
   return {ctx.Emit("stablehlo.slice", operands, node.shape(), attrs)};
 }
 LoweringRule slice_rule("stablehlo.slice", LowerSlice);
 
-// attrs.ints[0]: the dimension.
 std::vector<Ssa> LowerConcatenate(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  return {ctx.Emit("stablehlo.concatenate", operands, node.shape(),
-                   "dimension = " + std::to_string(node.attrs().ints[0]) + " : i64")};
+  const ir::ConcatenateAttrs a = ir::ConcatenateAttrs::FromAttrs(node.attrs());
+  return {ctx.Emit("stablehlo.concatenate", operands, node.shape(), "dimension = " + std::to_string(a.dim) + " : i64")};
 }
 LoweringRule concatenate_rule("stablehlo.concatenate", LowerConcatenate);
 
-// operands: input, padding value (scalar); attrs.ints: low, high, interior (rank each).
+// operands: input, padding value (scalar).
 std::vector<Ssa> LowerPad(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const auto& a = node.attrs().ints;
-  std::size_t rank = a.size() / 3;
-  std::string attrs = "edge_padding_low = " + I64Array(Range(a, 0, rank)) +
-                      ", edge_padding_high = " + I64Array(Range(a, rank, rank)) +
-                      ", interior_padding = " + I64Array(Range(a, 2 * rank, rank));
+  const ir::PadAttrs a = ir::PadAttrs::FromAttrs(node.attrs());
+  std::string attrs = "edge_padding_low = " + I64Array(a.low) + ", edge_padding_high = " + I64Array(a.high) +
+                      ", interior_padding = " + I64Array(a.interior);
   return {ctx.Emit("stablehlo.pad", operands, node.shape(), attrs)};
 }
 LoweringRule pad_rule("stablehlo.pad", LowerPad);
 
-// attrs.ints: the dimensions to reverse.
 std::vector<Ssa> LowerReverse(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  return {ctx.Emit("stablehlo.reverse", operands, node.shape(), "dimensions = " + I64Array(node.attrs().ints))};
+  const ir::ReverseAttrs a = ir::ReverseAttrs::FromAttrs(node.attrs());
+  return {ctx.Emit("stablehlo.reverse", operands, node.shape(), "dimensions = " + I64Array(a.dims))};
 }
 LoweringRule reverse_rule("stablehlo.reverse", LowerReverse);
 
-// attrs.ints[0]: the iota dimension.
 std::vector<Ssa> LowerIota(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  return {ctx.Emit("stablehlo.iota", operands, node.shape(),
-                   "iota_dimension = " + std::to_string(node.attrs().ints[0]) + " : i64")};
+  const ir::IotaAttrs a = ir::IotaAttrs::FromAttrs(node.attrs());
+  return {ctx.Emit("stablehlo.iota", operands, node.shape(), "iota_dimension = " + std::to_string(a.dim) + " : i64")};
 }
 LoweringRule iota_rule("stablehlo.iota", LowerIota);
 

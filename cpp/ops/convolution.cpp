@@ -12,6 +12,7 @@
 #include <ATen/ATen.h>
 
 #include "XLANativeFunctions.h"
+#include "ir/builder_convolution.h"
 #include "ops/host_convolution.h"
 #include "ops/kernel_util.h"
 

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "ir/builder.h"
+#include "ir/builder_convolution.h"
 
 namespace torch_xla {
 
