@@ -16,6 +16,9 @@ def test_version_is_the_torch_release():
   assert torch.__version__.startswith(torch_xla.__version__)
   from torch_xla import __version__  # the form transformers uses
   assert __version__ == torch_xla.__version__
+  # Lightning checks the installed distribution's version instead.
+  from importlib import metadata
+  assert metadata.version('torch_xla') == torch_xla.__version__
 
 
 def test_send_cpu_data_to_device_keeps_the_structure():

@@ -34,5 +34,6 @@ args = TrainingArguments(output_dir=sys.argv[1], per_device_train_batch_size=4, 
                          report_to=[], save_strategy='no', dataloader_num_workers=0, seed=0)
 trainer = Trainer(model=model, args=args, train_dataset=Tokens())
 trainer.train()
-print(json.dumps({'device': str(trainer.args.device), 'optim': str(trainer.args.optim),
+optim = getattr(trainer.args.optim, 'value', str(trainer.args.optim))  # an enum in transformers 5
+print(json.dumps({'device': str(trainer.args.device), 'optim': optim,
                   'losses': [h['loss'] for h in trainer.state.log_history if 'loss' in h]}))
