@@ -183,7 +183,6 @@ std::tuple<at::Tensor, at::Tensor> AdaptiveMaxPool(const char* op, const at::Ten
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, ": \"", op, "\" not implemented for '",
               self.scalar_type(), "' (input ", DescribeTensor(self), ")");
   XlaTensorPtr x = GetXlaTensor(self, op);
-  int64_t r = self.dim();
   return Checked(op, [&] {
     std::vector<Value> first;
     std::vector<std::vector<WindowTap>> windows = AdaptiveTaps(self, output_size, n, &first);
