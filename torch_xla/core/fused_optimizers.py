@@ -69,8 +69,8 @@ def _adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *,
     v32 = v32 * beta2 + (1 - beta2) * g32 * g32
     # The bias corrections in float64 from the step count, as the CPU kernel has them.
     step64 = step.to(torch.float64)
-    bias_correction1 = (1 - torch.pow(torch.tensor(beta1, dtype=torch.float64, device=p.device), step64))
-    bias_correction2 = (1 - torch.pow(torch.tensor(beta2, dtype=torch.float64, device=p.device), step64))
+    bias_correction1 = 1 - torch.pow(beta1, step64)
+    bias_correction2 = 1 - torch.pow(beta2, step64)
     step_size = (lr_t / bias_correction1).to(opmath)
     bias_correction2_sqrt = bias_correction2.sqrt().to(opmath)
     if amsgrad:

@@ -439,8 +439,7 @@ def _maybe_convert_to_cpu(data, convert=True):
   """`data` with the pending values of its XLA tensors computed (one graph for
   all of them); with `convert`, those tensors moved to the CPU, else `data`
   itself."""
-  tensors = []
-  _xu.map_tensors(data, lambda t: tensors.append(t) if is_xla_tensor(t) else t)
+  tensors = [t for t in _xu.tensors_in(data) if is_xla_tensor(t)]
   if tensors:
     _xlac()._xla_sync_tensors(tensors, True)
   return _to_cpu(data) if convert else data

@@ -46,8 +46,7 @@ class _Failure:
 
 
 def _batch_size(batch, dim):
-  found = []
-  xu.map_tensors(batch, lambda t: found.append(t) or t)
+  found = xu.tensors_in(batch)
   return found[0].size(dim) if found and found[0].dim() > dim else None
 
 

@@ -90,6 +90,13 @@ def map_tensors(data, fn):
   return visit(data)
 
 
+def tensors_in(data):
+  """The distinct tensors nested in `data`, in the order map_tensors meets them."""
+  found = []
+  map_tensors(data, lambda t: found.append(t) or t)
+  return found
+
+
 def _new_like_dict(d):
   try:
     return type(d)()
