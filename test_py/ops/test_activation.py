@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 import torch_xla.core.xla_model as xm
 from testing.op_testing import DEV, FLOATS, assert_same, check, check_grad, ids, lowered, make, to_dev, tol_for
+from testing.counter_cases import grad_case as _grad_case, positive as _pos, floats as _x
 
 
 @pytest.mark.parametrize('dtype', FLOATS, ids=ids)
@@ -130,22 +131,6 @@ def test_rrelu_gradient():
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _pos():
-  return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
-
-
-def _x(shape=(3, 4), seed=0):
-  return make(shape, torch.float32, seed=seed).to(DEV)
-
-
-def _grad_case(fn, shape=(3, 4)):
-  def run():
-    x = _x(shape).requires_grad_()
-    fn(x).sum().backward()
-    return x.grad
-  return run
-
 
 COUNTER_CASES = {
     'threshold_backward': (lambda: torch.ops.aten.threshold_backward(_pos(), _pos(), 0.5), 'threshold_backward'),

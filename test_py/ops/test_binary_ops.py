@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from testing.op_testing import ALL, DEV, assert_same, check, ids, lowered, make
+from testing.counter_cases import floats as _f, positive as _pos
 
 
 # ---------------------------------------------------------------- binary ops
@@ -301,14 +302,6 @@ def test_rsub(dtype):
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _pos():
-  return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
-
-
-def _f():
-  return make((3, 4), torch.float32).to(DEV)
-
 
 COUNTER_CASES = {
     '_propagate_xla_data': (lambda: _pos().add_(1), '_propagate_xla_data'),

@@ -7,6 +7,7 @@ import torch
 
 from testing.device_marks import needs_devices
 from testing.op_testing import DEV, assert_same, check, ids, lowered, make
+from testing.counter_cases import positive as _pos
 
 
 # ------------------------------------------------------------- dtype casts
@@ -118,10 +119,6 @@ def test_item_of_many_elements_raises():
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _pos():
-  return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
-
 
 COUNTER_CASES = {
     '_to_copy': (lambda: _pos().to(torch.bfloat16), '_to_copy'),

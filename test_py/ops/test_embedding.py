@@ -6,6 +6,7 @@ import torch
 
 import torch_xla.core.xla_model as xm
 from testing.op_testing import DEV, FLOATS, assert_same, check, ids, lowered, make
+from testing.counter_cases import typed as _x
 
 
 @pytest.mark.parametrize('kw', [dict(), dict(padding_idx=1), dict(scale_grad_by_freq=True),
@@ -49,10 +50,6 @@ def test_embedding_forward_runs_lowered():
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _x(dtype=torch.float32):
-  return make((3, 4), dtype).to(DEV)
-
 
 def _i(*shape, high=3):
   return torch.zeros(shape, dtype=torch.int64).fill_(high - 1).to(DEV)

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from testing.op_testing import DEV, check_grad, make
+from testing.counter_cases import randn_input_grad_case as _input_grad_case
 
 
 # ---------------------------------------------------------------------------------
@@ -41,17 +42,6 @@ def test_grid_sample_bad_grid_raises():
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _input_grad_case(fn, shape):
-
-  def run():
-    x = torch.randn(*shape, device=DEV, requires_grad=True)
-    out = fn(x)
-    (out[0] if isinstance(out, tuple) else out).sum().backward()
-    return x.grad
-
-  return run
-
 
 COUNTER_CASES = {
     'grid_sampler_2d': (lambda: F.grid_sample(torch.randn(1, 2, 4, 4, device=DEV), torch.rand(1, 3, 3, 2, device=DEV),

@@ -16,6 +16,7 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 from testing.op_testing import (ALL, BF16, DEV, assert_same, check, check_grads, counter, grads, ids, lowered, make,
                                 to_dev)
+from testing.counter_cases import floats as _f, typed as _x
 
 
 # ---- gather / scatter ---------------------------------------------------------------------
@@ -423,16 +424,8 @@ def test_index_put_mask_with_row_value(accumulate):
 
 # ---- counter cases ------------------------------------------------------------
 
-def _x(dtype=torch.float32):
-  return make((3, 4), dtype).to(DEV)
-
-
 def _i(*shape, high=3):
   return torch.zeros(shape, dtype=torch.int64).fill_(high - 1).to(DEV)
-
-
-def _f():
-  return make((3, 4), torch.float32).to(DEV)
 
 
 COUNTER_CASES = {

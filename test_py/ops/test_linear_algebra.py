@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from testing.op_testing import (ALL, DEV, F32, FLOATS, assert_same, check, check_grad, ids, lowered, make, to_dev,
                                 tol_for)
+from testing.counter_cases import floats as _f, positive as _pos, floats as _x
 
 
 # --------------------------------------------------------- matrix products
@@ -262,18 +263,6 @@ def test_linalg_cross_bad_shapes_raise(a, b, match):
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _pos():
-  return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
-
-
-def _x(shape=(3, 4), seed=0):
-  return make(shape, torch.float32, seed=seed).to(DEV)
-
-
-def _f():
-  return make((3, 4), torch.float32).to(DEV)
-
 
 COUNTER_CASES = {
     'mm': (lambda: _pos() @ _pos().t(), 'mm'),

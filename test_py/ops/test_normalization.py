@@ -11,6 +11,7 @@ import torch.nn.functional as F
 import torch_xla.core.xla_model as xm
 from testing.op_testing import (BF16, DEV, F32, FLOATS, assert_same, check, check_grad, ids, lowered, make, to_dev, tol,
                                 tol_for)
+from testing.counter_cases import floats as _f, grad_case as _grad_case, floats as _x
 
 
 # ---------------------------------------------------------------------------------
@@ -339,22 +340,6 @@ def test_group_norm_backward_bad_input_raises(groups, stats, weight, match):
 def _bn_backward_case():
   x = torch.randn(4, 3, 5, device=DEV, requires_grad=True)
   F.batch_norm(x, None, None, training=True).sum().backward()
-
-
-def _f():
-  return make((3, 4), torch.float32).to(DEV)
-
-
-def _x(shape=(3, 4), seed=0):
-  return make(shape, torch.float32, seed=seed).to(DEV)
-
-
-def _grad_case(fn, shape=(3, 4)):
-  def run():
-    x = _x(shape).requires_grad_()
-    fn(x).sum().backward()
-    return x.grad
-  return run
 
 
 def _group_norm_backward_case():

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 import torch_xla.core.xla_model as xm
 from testing.device_marks import cpu_lowering
 from testing.op_testing import DEV, FLOATS, assert_same, check, check_grad, ids, lowered, make, run_grad
+from testing.counter_cases import randn_grad_case as _grad_case, randn_input_grad_case as _input_grad_case
 
 
 MAX_CASES = [
@@ -470,26 +471,6 @@ def test_max_unpool2d_bad_arguments_raise(call, match):
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _grad_case(fn, shape=(1, 2, 6, 6)):
-
-  def run():
-    x = torch.randn(*shape, device=DEV, requires_grad=True)
-    fn(x).sum().backward()
-
-  return run
-
-
-def _input_grad_case(fn, shape):
-
-  def run():
-    x = torch.randn(*shape, device=DEV, requires_grad=True)
-    out = fn(x)
-    (out[0] if isinstance(out, tuple) else out).sum().backward()
-    return x.grad
-
-  return run
-
 
 def _frac(n):
   shape = (1, 2) + (6,) * n

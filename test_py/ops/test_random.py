@@ -13,6 +13,7 @@ import torch.nn.functional as F
 import torch_xla.core.xla_model as xm
 from testing.device_marks import needs_devices
 from testing.op_testing import DEV, assert_same, ids, lowered, make, to_dev
+from testing.counter_cases import positive as _pos, floats as _x
 
 
 # ------------------------------------------------------------------ random
@@ -436,14 +437,6 @@ def test_random_bad_range_raises():
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _pos():
-  return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
-
-
-def _x():
-  return make((3, 4), torch.float32).to(DEV)
-
 
 COUNTER_CASES = {
     'uniform': (lambda: _pos().uniform_(), 'uniform'),

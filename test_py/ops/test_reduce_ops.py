@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from testing.op_testing import ALL, BF16, DEV, FLOATS, check, check_grad, check_grads, ids, make
+from testing.counter_cases import floats as _f, positive as _pos, typed as _x
 
 
 # -------------------------------------------------------------- reductions
@@ -409,18 +410,6 @@ def test_segment_reduce(dtype, reduce, initial):
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _pos():
-  return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
-
-
-def _x(dtype=torch.float32):
-  return make((3, 4), dtype).to(DEV)
-
-
-def _f():
-  return make((3, 4), torch.float32).to(DEV)
-
 
 COUNTER_CASES = {
     'sum': (lambda: _pos().sum(), 'sum'),

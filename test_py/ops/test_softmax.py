@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from testing.op_testing import DEV, FLOATS, check, check_grad, ids, make, run_grads, to_dev, tol_for
+from testing.counter_cases import grad_case as _grad_case, floats as _x
 
 
 # ---------------------------------------------------------------------------------
@@ -84,18 +85,6 @@ def test_softmax_bad_input_raises():
 def _log_softmax_backward_case():
   x = torch.randn(3, 4, device=DEV, requires_grad=True)
   F.log_softmax(x, 1).sum().backward()
-
-
-def _x(shape=(3, 4), seed=0):
-  return make(shape, torch.float32, seed=seed).to(DEV)
-
-
-def _grad_case(fn, shape=(3, 4)):
-  def run():
-    x = _x(shape).requires_grad_()
-    fn(x).sum().backward()
-    return x.grad
-  return run
 
 
 COUNTER_CASES = {

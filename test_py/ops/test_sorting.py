@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from testing.op_testing import ALL, DEV, assert_same, check, check_grad, check_grads, ids, lowered, make
+from testing.counter_cases import typed as _x
 
 
 # ---- sort / topk ------------------------------------------------------------------------------------
@@ -184,10 +185,6 @@ def test_mode_long_slices():
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _x(dtype=torch.float32):
-  return make((3, 4), dtype).to(DEV)
-
 
 COUNTER_CASES = {
     'sort': (lambda: torch.ops.aten.sort(_x(), 1, False), 'sort'),

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from testing.op_testing import ALL, DEV, check, ids, make, to_dev
+from testing.counter_cases import floats as _f, positive as _pos
 
 
 # ------------------------------------------------------- where / clamp
@@ -78,14 +79,6 @@ def test_equal_nan_and_corrcoef():
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _pos():
-  return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
-
-
-def _f():
-  return make((3, 4), torch.float32).to(DEV)
-
 
 COUNTER_CASES = {
     'clamp': (lambda: _pos().clamp(0, 1), 'clamp'),

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from testing.op_testing import DEV, assert_same, check_grad, ids, lowered, make
+from testing.counter_cases import positive as _pos, typed as _x
 
 
 # --------------------------------------------------------------- factories
@@ -135,14 +136,6 @@ def test_new_empty_strided():
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _pos():
-  return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
-
-
-def _x(dtype=torch.float32):
-  return make((3, 4), dtype).to(DEV)
-
 
 COUNTER_CASES = {
     'empty.memory_format': (lambda: torch.empty(2, 3, device=DEV), 'empty'),

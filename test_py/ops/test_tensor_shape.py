@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 import torch_xla.core.xla_model as xm
 from testing.op_testing import ALL, DEV, FLOATS, assert_same, check, check_grad, ids, lowered, make, to_dev
+from testing.counter_cases import floats as _f, positive as _pos
 
 
 DTYPES = ALL + [torch.float64, torch.bool]
@@ -594,20 +595,12 @@ def _x(dtype=torch.float32):
   return make((4, 3), dtype).to(DEV)
 
 
-def _pos():
-  return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
-
-
 def _grad_of(fn):
   def run():
     x = make((3, 4), torch.float32, seed=5).to(DEV).requires_grad_()
     fn(x).sum().backward()
     return x.grad
   return run
-
-
-def _f():
-  return make((3, 4), torch.float32).to(DEV)
 
 
 COUNTER_CASES = {

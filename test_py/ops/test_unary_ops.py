@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from testing.op_testing import ALL, DEV, INTS, check, ids, make
+from testing.counter_cases import positive as _pos
 
 
 # ----------------------------------------------------------------- unary ops
@@ -70,10 +71,6 @@ def test_bitwise_not_float_raises():
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _pos():
-  return make((2, 3), torch.float32, 'pos', seed=11).to(DEV)
-
 
 COUNTER_CASES = {}
 for _n in ['neg', 'abs', 'exp', 'log', 'sqrt', 'rsqrt', 'tanh', 'sigmoid', 'sin', 'cos', 'floor', 'ceil', 'relu',

@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from testing.op_testing import DEV, FLOATS, check, ids, make, run_grad
+from testing.counter_cases import randn_grad_case as _grad_case, randn_input_grad_case as _input_grad_case
 
 
 NEAREST_CASES = [
@@ -141,26 +142,6 @@ def test_upsample_bad_sizes_raise():
 
 
 # ---- counter cases ------------------------------------------------------------
-
-def _grad_case(fn, shape=(1, 2, 6, 6)):
-
-  def run():
-    x = torch.randn(*shape, device=DEV, requires_grad=True)
-    fn(x).sum().backward()
-
-  return run
-
-
-def _input_grad_case(fn, shape):
-
-  def run():
-    x = torch.randn(*shape, device=DEV, requires_grad=True)
-    out = fn(x)
-    (out[0] if isinstance(out, tuple) else out).sum().backward()
-    return x.grad
-
-  return run
-
 
 def _interp_cases():
   cases = {}
