@@ -23,6 +23,11 @@ cdef extern from "runtime/client.h" namespace "torch_xla::runtime":
         @staticmethod
         cbool IsCreated()
 
+cdef extern from "exec/graph_executor.h" namespace "torch_xla::exec":
+    size_t CachedComputationCount() except +RaisePyError
+    void SetAliasWithBufferDonorConfig(cbool enabled) except +RaisePyError
+    cbool GetAliasWithBufferDonorConfig() except +RaisePyError
+
 cdef extern from "lowering/matmul_precision.h" namespace "torch_xla::lowering":
     cdef enum MatMulPrecision "torch_xla::lowering::MatMulPrecision":
         pass
@@ -39,6 +44,12 @@ cdef extern from "runtime/metrics.h" namespace "torch_xla::metrics":
     vector[string] CounterNames() except +RaisePyError
     vector[string] MetricNames() except +RaisePyError
     int64_t CounterValue(const string& name) except +RaisePyError
+    cdef cppclass Counter:
+        void Add(int64_t n)
+    Counter* GetCounter(const string& name) except +RaisePyError
+    vector[string] FallbackCounterNames() except +RaisePyError
+    string ShortReport(const vector[string]& counter_names,
+                       const vector[string]& metric_names) except +RaisePyError
     cbool MetricData(const string& name, MetricSnapshot* out) except +RaisePyError
     void ClearCounters() except +RaisePyError
     void ClearMetrics() except +RaisePyError
@@ -92,6 +103,10 @@ cdef extern from "python_tensors.h" namespace "torch_xla::python":
     string GetIrText(PyObject* tensors) except +RaisePyError
     void SyncTensors(PyObject* tensors, cbool wait) except +RaisePyError
     uint64_t TensorId(PyObject* tensor) except +RaisePyError
+    cbool SetBufferDonation(PyObject* tensor, cbool donate) except +RaisePyError
+    cbool GetBufferDonation(PyObject* tensor) except +RaisePyError
+    cbool IsDonatedPlaceholder(PyObject* tensor) except +RaisePyError
+    string TensorDebugInfo(PyObject* tensor) except +RaisePyError
     object AllReduce(const string& reduce_type, PyObject* tensors, double scale,
                      const vector[vector[int64_t]]& groups) except +RaisePyError
     object AllGather(PyObject* tensor, int64_t dim, const vector[vector[int64_t]]& groups) except +RaisePyError
@@ -111,6 +126,33 @@ def _xla_set_persistent_cache(str folder, cbool read_only):
 
 def _xla_client_created():
     return Client.IsCreated()
+
+def _xla_runtime_is_initialized():
+    """Whether the runtime (the PJRT client) has started."""
+    return Client.IsCreated()
+
+def _xla_cached_computation_count():
+    return CachedComputationCount()
+
+def _xla_real_devices(devices):
+    """The runtime's names ('CPU:0') of XLA devices given as 'xla:N'."""
+    kind = DeviceKind().decode()
+    count = DeviceCount()
+    names = []
+    for d in devices:
+        text = str(d)
+        ordinal = int(text.split(':')[1]) if ':' in text else 0
+        if not text.startswith('xla') or not 0 <= ordinal < count:
+            raise ValueError(f"_xla_real_devices: '{text}' is not an XLA device of this "
+                             f"process (xla:0..xla:{count - 1})")
+        names.append(f'{kind}:{ordinal}')
+    return names
+
+def _xla_get_all_devices():
+    """The runtime's names of the devices of every process of the run, in global order."""
+    from torch_xla import runtime
+    kind = DeviceKind().decode()
+    return [f'{kind}:{i}' for i in range(runtime.global_device_count())]
 
 def _xla_device_kind():
     return DeviceKind().decode()
@@ -167,8 +209,21 @@ def _xla_counter_names():
     return [n.decode() for n in CounterNames()]
 
 def _xla_counter_value(str name):
+    """The counter's value; None for a counter never bumped or cleared since."""
     cdef int64_t v = CounterValue(name.encode())
-    return None if v < 0 else v
+    return None if v <= 0 else v
+
+def _xla_increment_counter(str name, int64_t value):
+    GetCounter(name.encode()).Add(value)
+
+def _get_executed_fallback_ops():
+    """The ops that ran on the CPU fallback since the counters were cleared."""
+    return [n.decode() for n in FallbackCounterNames()]
+
+def _short_xla_metrics_report(counter_names, metric_names):
+    cdef vector[string] counters = [n.encode() for n in counter_names]
+    cdef vector[string] metrics = [n.encode() for n in metric_names]
+    return ShortReport(counters, metrics).decode()
 
 def _xla_metric_names():
     return [n.decode() for n in MetricNames()]
@@ -185,8 +240,70 @@ def _xla_clear_counters():
 def _xla_clear_metrics():
     ClearMetrics()
 
+_clear_xla_counters = _xla_clear_counters
+_clear_xla_metrics = _xla_clear_metrics
+
 def _get_stablehlo(tensors):
     return GetStableHlo(<PyObject*>tensors).decode()
+
+def _get_xla_tensors_hlo(tensors):
+    """The module that computing the tensors would compile, as text: StableHLO, the
+    form in which graphs are given to the compiler here."""
+    cdef object listed = list(tensors)
+    return GetStableHlo(<PyObject*>listed).decode()
+
+def _get_xla_tensor_debug_info(tensor):
+    return TensorDebugInfo(<PyObject*>tensor).decode()
+
+def _get_xla_tensor_shape_type(tensor):
+    """The element type of the tensor on the device ('f32', 'bf16', 's64', ...)."""
+    return TensorDebugInfo(<PyObject*>tensor).decode().split('XLA Shape: ')[1].split('[')[0]
+
+def _get_xla_tensor_dimension_size(tensor, int dim):
+    """The size of dimension `dim`, as a 0-dimensional int32 tensor on the device."""
+    import torch
+    return torch.tensor(tensor.size(dim), dtype=torch.int32, device=tensor.device)
+
+def _xla_tensors_from_aten(tensors, devices):
+    """The tensors moved to the devices ('xla:N'), one device per tensor."""
+    return [t.to(d) for t, d in zip(tensors, devices)]
+
+def _xla_sync_multi(tensors, devices, cbool wait=True, cbool sync_xla_data=True):
+    """Computes these tensors' pending values, and nothing else of the step."""
+    cdef object listed = list(tensors)
+    SyncTensors(<PyObject*>listed, wait)
+
+def _set_buffer_donation(tensor, cbool donate):
+    """Lets a later execution take over the tensor's device buffer (its value is then
+    gone); False when the tensor holds no buffer yet."""
+    return SetBufferDonation(<PyObject*>tensor, donate)
+
+def _get_buffer_donation(tensor):
+    return GetBufferDonation(<PyObject*>tensor)
+
+def _is_placecholder(tensor):
+    """Whether the tensor's buffer was donated, leaving it without a value."""
+    return IsDonatedPlaceholder(<PyObject*>tensor)
+
+_is_placeholder = _is_placecholder
+
+def _xla_set_enable_alias_with_buffer_donor_config(cbool enabled):
+    """Whether a sync of some tensors (_xla_sync_multi) donates the buffers marked by
+    _set_buffer_donation; a step (torch_xla.sync) always does."""
+    SetAliasWithBufferDonorConfig(enabled)
+
+def _xla_get_enable_alias_with_buffer_donor_config():
+    return GetAliasWithBufferDonorConfig()
+
+def _init_xla_lazy_backend():
+    """The backend registers its kernels when torch_xla is imported: nothing is left
+    to start here."""
+
+def _get_git_revs():
+    """The releases this build is: torch_xla's version and torch's git revision."""
+    import torch
+    from torch_xla.version import __version__
+    return {'xla': __version__, 'torch': torch.version.git_version}
 
 def _get_xla_tensors_text(tensors):
     """The IR graph of the tensors as text (with source lines when XLA_IR_DEBUG=1)."""

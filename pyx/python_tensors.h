@@ -52,6 +52,12 @@ inline at::Tensor UnpackTensor(PyObject* object) {
 }
 
 inline uint64_t TensorId(PyObject* tensor) { return torch_xla::TensorId(UnpackTensor(tensor)); }
+inline bool SetBufferDonation(PyObject* tensor, bool donate) {
+  return torch_xla::SetBufferDonation(UnpackTensor(tensor), donate);
+}
+inline bool GetBufferDonation(PyObject* tensor) { return torch_xla::GetBufferDonation(UnpackTensor(tensor)); }
+inline bool IsDonatedPlaceholder(PyObject* tensor) { return torch_xla::IsDonatedPlaceholder(UnpackTensor(tensor)); }
+inline std::string TensorDebugInfo(PyObject* tensor) { return torch_xla::TensorDebugInfo(UnpackTensor(tensor)); }
 
 // A new reference to a Python list of the tensors.
 inline PyObject* WrapTensors(const std::vector<at::Tensor>& tensors) {

@@ -111,8 +111,11 @@ def run_file(checkout, rel, env_extra, tmpdir, log_dir):
     return result
   script = _widened_copy(path, tmpdir) if "test_mp_" in rel else path
   env = dict(os.environ)
+  # A fresh compile cache per file, as on the reference's CI machines: graphs compiled
+  # by an earlier file would otherwise load from disk and compile nothing.
+  cache = tempfile.mkdtemp(dir=tmpdir)
   env.update({"PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": "1",
-              "PYTHONPATH": os.path.dirname(path)})
+              "PYTHONPATH": os.path.dirname(path), "XLA_PERSISTENT_CACHE_PATH": cache})
   env.update(env_extra)
   start = time.time()
   try:

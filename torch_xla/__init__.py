@@ -10,6 +10,11 @@ import torch  # noqa: F401  (the core links against torch's libraries)
 
 from .version import __version__  # noqa: E402,F401
 
+# The device kind when none is named: the CPU, unless PJRT_SELECT_DEFAULT_DEVICE=0 asks
+# for none (torch_xla.runtime.device_type() then says None).
+if 'PJRT_DEVICE' not in os.environ and os.environ.get('PJRT_SELECT_DEFAULT_DEVICE', '1') != '0':
+  os.environ['PJRT_DEVICE'] = 'CPU'
+
 # The CPU plugin logs two lines at every start (absl's "All log messages before
 # absl::InitializeLog()..." and the device count) unless told to keep INFO quiet; its
 # warnings and errors still show. A value the user set wins.
@@ -88,7 +93,13 @@ def devices():
   return [torch.device('xla', i) for i in range(_XLAC._xla_device_count())]
 
 
+def real_devices():
+  """The runtime's names of the addressable devices ('CPU:0', 'CUDA:0', ...)."""
+  return _XLAC._xla_real_devices([str(d) for d in devices()])
+
+
 def device_count():
+  """Number of addressable XLA devices."""
   return _XLAC._xla_device_count()
 
 

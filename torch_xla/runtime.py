@@ -14,16 +14,42 @@ from torch_xla.core import xla_model as xm
 from torch_xla._extension import xlac as _xlac
 
 __all__ = [
-    'addressable_device_count', 'device_type', 'global_device_count',
-    'global_ordinal', 'global_runtime_device_count', 'local_device_count',
-    'initialize_cache', 'local_ordinal', 'local_process_count', 'process_count',
-    'process_index', 'world_size', 'xla_device'
+    'addressable_device_count', 'addressable_runtime_device_count', 'device_type',
+    'get_master_ip', 'get_num_cached_compilation_graph', 'global_device_count',
+    'global_ordinal', 'global_runtime_device_attributes', 'global_runtime_device_count',
+    'host_index', 'initialize_cache', 'is_bf16_supported', 'local_device_count',
+    'local_ordinal', 'local_process_count', 'process_count', 'process_index',
+    'runtime_device_attributes', 'set_device_type', 'world_size', 'xla_device'
 ]
 
 
+def set_device_type(pjrt_device):
+  """Sets the device kind ('CPU', 'CUDA', 'TPU'), as PJRT_DEVICE does; only before the
+  runtime has started, unless it names the kind already in use."""
+  if _xlac()._xla_runtime_is_initialized() and os.environ.get('PJRT_DEVICE') != pjrt_device:
+    raise RuntimeError(
+        f"set_device_type('{pjrt_device}'): the runtime has already started on "
+        f"{os.environ.get('PJRT_DEVICE')}; the device kind can only be set before the "
+        "first use of an XLA device")
+  os.environ['PJRT_DEVICE'] = pjrt_device
+
+
 def device_type():
-  """The kind of XLA device in use: 'CPU', 'CUDA' or 'TPU' (PJRT_DEVICE)."""
-  return _xlac()._xla_device_kind()
+  """The kind of XLA device in use: 'CPU', 'CUDA' or 'TPU' (PJRT_DEVICE, which
+  importing torch_xla sets to CPU when unset, unless PJRT_SELECT_DEFAULT_DEVICE=0);
+  None when no kind is set."""
+  kind = os.environ.get('PJRT_DEVICE')
+  return kind.split('_')[0].upper() if kind else None
+
+
+def is_bf16_supported():
+  """Whether the device holds bfloat16 tensors."""
+  try:
+    import torch
+    torch.tensor([1.0], dtype=torch.bfloat16, device='xla')
+    return True
+  except Exception:
+    return False
 
 
 def xla_device(n=None, devkind=None):
@@ -70,6 +96,40 @@ def global_device_count():
 def global_runtime_device_count():
   """The same as global_device_count()."""
   return global_device_count()
+
+
+def addressable_runtime_device_count():
+  """Number of the runtime's devices this process can use."""
+  return _xlac()._xla_device_count()
+
+
+def runtime_device_attributes(device):
+  """The runtime's description of `device` ('xla:0' or 'CPU:0'): its name, kind and
+  ordinal."""
+  text = str(device)
+  name = text if not text.startswith('xla') else _xlac()._xla_real_devices([text])[0]
+  kind, ordinal = name.split(':')
+  return {'name': name, 'kind': kind, 'id': int(ordinal)}
+
+
+def global_runtime_device_attributes():
+  """runtime_device_attributes of every device of this process, in order."""
+  return [runtime_device_attributes(f'xla:{i}') for i in range(addressable_device_count())]
+
+
+def host_index():
+  """Index of this host among the hosts of the run (torchrun's GROUP_RANK; 0 alone)."""
+  return int(os.environ.get('GROUP_RANK', '0')) if _processes.launched() else 0
+
+
+def get_master_ip():
+  """The address of the run's first host (torchrun's MASTER_ADDR; 127.0.0.1 alone)."""
+  return os.environ.get('MASTER_ADDR', '127.0.0.1')
+
+
+def get_num_cached_compilation_graph():
+  """Number of compiled graphs held in this process's in-memory cache."""
+  return _xlac()._xla_cached_computation_count()
 
 
 def process_index():

@@ -3,10 +3,13 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
+#include <sstream>
+
 #include "aten/bridge.h"
 #include "distributed/cross_process.h"
 #include "exec/graph_executor.h"
 #include "ops/host_convolution.h"
+#include "runtime/metrics.h"
 #include "tensor/rng_state.h"
 
 namespace torch_xla {
@@ -38,13 +41,25 @@ void CheckProcessesInStep() {
 
 }  // namespace
 
+namespace {
+
+// A step boundary (mark_step, torch_xla.sync()).
+void CountStep() {
+  static metrics::Counter* steps = metrics::GetCounter("MarkStep");
+  steps->Add();
+}
+
+}  // namespace
+
 void Sync(bool wait) {
   CheckProcessesInStep();
+  CountStep();
   exec::SyncAll(wait);
 }
 
 void SyncDevices(const std::vector<int>& ordinals, bool wait) {
   CheckProcessesInStep();
+  CountStep();
   std::vector<int> devices;
   for (int ordinal : ordinals) devices.push_back(OrdinalOf(XlaDeviceOf(ordinal)));
   exec::SyncDevices(devices, wait);
@@ -67,6 +82,44 @@ std::string GetStableHlo(const std::vector<at::Tensor>& tensors) {
 }
 
 uint64_t TensorId(const at::Tensor& tensor) { return GetXlaTensor(tensor, "_xla_get_tensor_id")->id(); }
+
+bool SetBufferDonation(const at::Tensor& tensor, bool donate) {
+  runtime::BufferPtr buffer = GetXlaTensor(tensor, "_set_buffer_donation")->buffer();
+  if (!buffer) return false;
+  buffer->set_donation_requested(donate);
+  static metrics::Counter* set = metrics::GetCounter("XlaSetBufferDonation");
+  set->Add();
+  return true;
+}
+
+bool GetBufferDonation(const at::Tensor& tensor) {
+  runtime::BufferPtr buffer = GetXlaTensor(tensor, "_get_buffer_donation")->buffer();
+  return buffer && buffer->donation_requested();
+}
+
+bool IsDonatedPlaceholder(const at::Tensor& tensor) {
+  runtime::BufferPtr buffer = GetXlaTensor(tensor, "_is_placecholder")->buffer();
+  return buffer && buffer->IsDeleted();
+}
+
+std::string TensorDebugInfo(const at::Tensor& tensor) {
+  if (!tensor.defined() || !tensor.is_xla()) return "Not a XLATensor\n";
+  XlaTensorPtr x = GetXlaTensor(tensor, "_get_xla_tensor_debug_info");
+  std::ostringstream out;
+  out << "XLATensor {\nTensorID: " << x->id() << "\nDevice: xla:" << x->device()
+      << "\nXLA Shape: " << x->shape().ToString() << "\n";
+  if (x->is_pending()) {
+    out << "IR: " << exec::GetIrText({x}) << "XLAData: None\n";
+  } else {
+    runtime::BufferPtr buffer = x->buffer();
+    out << "IR: None\nXLAData: {\n  Data Device: " << runtime::Client::Get().device_kind() << ":"
+        << buffer->device() << "\n  Data Shape: " << x->shape().ToString()
+        << "\n  Donation Requested: " << (buffer->donation_requested() ? "true" : "false")
+        << "\n  Deleted: " << (buffer->IsDeleted() ? "true" : "false") << "\n}\n";
+  }
+  out << "}\n";
+  return out.str();
+}
 
 std::string GetIrText(const std::vector<at::Tensor>& tensors) {
   std::vector<XlaTensorPtr> xs;

@@ -43,6 +43,17 @@ std::string GetIrText(const std::vector<at::Tensor>& tensors);
 // is not on an XLA device.
 uint64_t TensorId(const at::Tensor& tensor);
 
+// Lets (or stops) an execution take over the device buffer of `tensor` even while
+// tensors refer to it: they lose their value (IsDonatedPlaceholder then says so).
+// Returns false when the tensor holds no device buffer (its value is pending).
+bool SetBufferDonation(const at::Tensor& tensor, bool donate);
+bool GetBufferDonation(const at::Tensor& tensor);
+// Whether the tensor's buffer was donated to an execution, leaving no value.
+bool IsDonatedPlaceholder(const at::Tensor& tensor);
+// A description of the tensor for debugging: its id, device, shape, pending IR or
+// device buffer.
+std::string TensorDebugInfo(const at::Tensor& tensor);
+
 // With PT_XLA_DEBUG_LEVEL >= 1: each op that ran on the CPU fallback, the user's line
 // that called it ("" when unknown) and how often.
 struct FallbackCaller {

@@ -120,14 +120,20 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
 // reference the leaves. Earlier executions that read a buffer do not count: PJRT orders
 // the donation after them, and whether they have finished is a matter of timing that
 // must not change the graph (its donations are part of the graph's key).
-std::vector<bool> DonatableParameters(const PostOrderGraph& g) {
+// `only_requested`: the buffers the user asked to donate, and no others (a sync of some
+// tensors, where the runtime's own aliasing stays off).
+std::vector<bool> DonatableParameters(const PostOrderGraph& g, bool only_requested = false) {
   std::vector<bool> donatable(g.parameters.size(), false);
   for (std::size_t i = 0; i < g.parameters.size(); ++i) {
     const Node* p = g.parameters[i];
-    donatable[i] = p->leaf_kind() == ir::LeafKind::kDeviceData && runtime::Buffer::ReferencesBesidesExecutions(p->buffer()) == g.leaf_nodes[i];
+    if (p->leaf_kind() != ir::LeafKind::kDeviceData) continue;
+    const bool requested = p->buffer()->donation_requested();
+    donatable[i] = requested || (!only_requested && runtime::Buffer::ReferencesBesidesExecutions(p->buffer()) ==
+                                                        g.leaf_nodes[i]);
   }
   return donatable;
 }
+
 
 // Pairs each donatable parameter with a result of the same shape, which XLA then writes
 // in place: a training step updates its parameters and optimizer state without
@@ -183,6 +189,13 @@ std::string Lower(const PostOrderGraph& g, int num_replicas) {
   return ctx.Finish(results, num_replicas);
 }
 
+std::atomic<bool>& AliasWithBufferDonorFlag() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+bool AliasWithBufferDonorConfig() { return AliasWithBufferDonorFlag().load(std::memory_order_relaxed); }
+
 // XLA_DONATE_BUFFERS=0 turns buffer donation off (for debugging).
 bool DonationEnabled() {
   static const bool enabled = [] {
@@ -190,6 +203,16 @@ bool DonationEnabled() {
     return v == nullptr || std::string(v) != "0";
   }();
   return enabled;
+}
+
+// Which parameters a launch may donate: for a sync of every pending tensor, those no
+// tensor can read afterwards and those the user asked to donate; for a sync of some
+// tensors, only the latter, and only when the user enabled it.
+std::vector<bool> LaunchDonatable(const PostOrderGraph& g, bool all_pending) {
+  if (!DonationEnabled()) return std::vector<bool>(g.parameters.size(), false);
+  if (all_pending) return DonatableParameters(g);
+  if (AliasWithBufferDonorConfig()) return DonatableParameters(g, /*only_requested=*/true);
+  return std::vector<bool>(g.parameters.size(), false);
 }
 
 // Compiled computations by graph hash, shared by every device and replica thread. A graph
@@ -331,6 +354,8 @@ runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const s
     }
     runtime::ExecutablePtr exe;
     {
+      static metrics::Counter* compiles = metrics::GetCounter("CreateCompileHandles");
+      compiles->Add();
       static metrics::Metric* compile_time = metrics::GetMetric("CompileTime");
       metrics::ScopedTimer timer(compile_time);
       exe = client.Compile(module, replicas, replica_devices);
@@ -389,6 +414,8 @@ class ScalarBufferCache {
     std::memcpy(&bits, bytes, size);
     Key key{bits, static_cast<int>(type), device};
     if (std::optional<runtime::BufferPtr> kept = entries_.Find(key)) return *kept;
+    static metrics::Counter* misses = metrics::GetCounter("DeviceDataCacheMiss");
+    misses->Add();
     runtime::BufferPtr buffer = TransferScalar(bytes, type, device);
     entries_.Keep(key, buffer);
     return buffer;
@@ -428,6 +455,18 @@ runtime::BufferPtr UploadScalar(const Node* node, int device) {
   return cache->Get(bytes, size, node->shape().type, device);
 }
 
+// Timing of the steps around an execution: gathering its argument buffers, and handing
+// its outputs to the tensors.
+metrics::Metric* UnwrapTime() {
+  static metrics::Metric* metric = metrics::GetMetric("UnwrapXlaData");
+  return metric;
+}
+
+metrics::Metric* WrapTime() {
+  static metrics::Metric* metric = metrics::GetMetric("WrapXlaData");
+  return metric;
+}
+
 // The buffers of a graph's parameters on `device`: device data as is, scalars uploaded.
 std::vector<runtime::BufferPtr> ArgumentBuffers(const PostOrderGraph& g, int device) {
   std::vector<runtime::BufferPtr> buffers;
@@ -437,6 +476,11 @@ std::vector<runtime::BufferPtr> ArgumentBuffers(const PostOrderGraph& g, int dev
       if (p->buffer()->device() != device)
         throw std::runtime_error("a graph on xla:" + std::to_string(device) + " uses data of xla:" +
                                  std::to_string(p->buffer()->device()) + "; move it with .to() first");
+      if (p->buffer()->donation_requested() && p->buffer()->IsDeleted())
+        throw std::runtime_error("a graph on xla:" + std::to_string(device) + " reads a tensor of shape " +
+                                 p->shape().ToString() +
+                                 " whose device buffer was donated to an earlier computation "
+                                 "(torch_xla._XLAC._set_buffer_donation): its value is gone");
       buffers.push_back(p->buffer());
     } else {
       buffers.push_back(UploadScalar(p, device));
@@ -455,9 +499,12 @@ std::vector<runtime::Buffer*> RawPointers(const std::vector<runtime::BufferPtr>&
 // DonatedBuffers: buffers an execution overwrote with a result; DonatedToUpdates: those
 // whose result was the update of the tensor that held them (the rest took a result of
 // the same shape, which can cost XLA copies).
+// InputOutputAliasCount: the donated buffers of each execution, zero included.
 void CountDonations(std::size_t count, std::size_t to_updates) {
   static metrics::Counter* donations = metrics::GetCounter("DonatedBuffers");
   static metrics::Counter* in_place = metrics::GetCounter("DonatedToUpdates");
+  static metrics::Metric* aliases = metrics::GetMetric("InputOutputAliasCount", metrics::Unit::kCount);
+  aliases->AddSample(static_cast<double>(count));
   if (count > 0) donations->Add(static_cast<int64_t>(count));
   if (to_updates > 0) in_place->Add(static_cast<int64_t>(to_updates));
 }
@@ -499,19 +546,20 @@ std::vector<std::vector<int64_t>> RootDims(const PostOrderGraph& g) {
 void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors,
                   const std::vector<int>& root_of, bool all_pending) {
   std::vector<int64_t> donated;
-  if (all_pending && DonationEnabled()) donated = AssignDonations(g, DonatableParameters(g));
+  donated = AssignDonations(g, LaunchDonatable(g, all_pending));
   runtime::ExecutablePtr exe = CompileGraph(g, g.hash, {device});
   // The argument buffers stay with the runtime until the execution is done: the graph
   // (and with it the last reference to many of them) is released right after the launch.
-  std::vector<runtime::BufferPtr> arg_buffers = ArgumentBuffers(g, device);
-  std::vector<runtime::Buffer*> args = RawPointers(arg_buffers);
-  std::vector<std::vector<runtime::BufferPtr>> outputs;
+  std::vector<runtime::BufferPtr> arg_buffers;
   {
-    static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
-    metrics::ScopedTimer timer(execute_time);
-    outputs = runtime::Client::Get().Execute(*exe, {args}, {device}, donated, std::move(arg_buffers), RootDims(g));
+    metrics::ScopedTimer timer(UnwrapTime());
+    arg_buffers = ArgumentBuffers(g, device);
   }
+  std::vector<runtime::Buffer*> args = RawPointers(arg_buffers);
+  std::vector<std::vector<runtime::BufferPtr>> outputs =
+      runtime::Client::Get().Execute(*exe, {args}, {device}, donated, std::move(arg_buffers), RootDims(g));
   CountDonations(donated.size(), g.donated_to_updates);
+  metrics::ScopedTimer timer(WrapTime());
   for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i]->SetBuffer(outputs[0][root_of[i]]);
 }
 
@@ -523,9 +571,9 @@ LaunchRendezvous::Ticket ArriveReplicated(Replication& replication, int device, 
   int replica = replication.ReplicaOf(device);
   ReplicaArguments part;
   try {
-    part.donatable = all_pending && DonationEnabled() ? DonatableParameters(g)
-                                                      : std::vector<bool>(g.parameters.size(), false);
+    part.donatable = LaunchDonatable(g, all_pending);
     // After DonatableParameters: holding the buffers here raises their use counts.
+    metrics::ScopedTimer timer(UnwrapTime());
     part.buffers = ArgumentBuffers(g, device);
   } catch (const std::exception& e) {
     // This replica cannot join the others' launch: release them now, not at the timeout.
@@ -548,12 +596,8 @@ LaunchRendezvous::Ticket ArriveReplicated(Replication& replication, int device, 
       args.push_back(RawPointers(p.buffers));
       held.insert(held.end(), p.buffers.begin(), p.buffers.end());
     }
-    std::vector<ReplicaOutputs> outputs;
-    {
-      static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
-      metrics::ScopedTimer timer(execute_time);
-      outputs = runtime::Client::Get().Execute(*exe, args, devices, donated, std::move(held), RootDims(g));
-    }
+    std::vector<ReplicaOutputs> outputs =
+        runtime::Client::Get().Execute(*exe, args, devices, donated, std::move(held), RootDims(g));
     CountDonations(donated.size() * parts.size(), g.donated_to_updates * parts.size());
     return outputs;
   };
@@ -569,6 +613,8 @@ std::optional<Launch> StartGraph(int device, const std::vector<XlaTensorPtr>& te
   launch.tensors = tensors;
   std::vector<Value> roots = CollectRoots(tensors, &launch.root_of);
   PostOrderGraph g = BuildGraph(roots);
+  static metrics::Metric* graph_size = metrics::GetMetric("TensorsGraphSize", metrics::Unit::kCount);
+  graph_size->AddSample(static_cast<double>(g.nodes.size()));
   g.roots = std::move(roots);
   g.updated_parameter.assign(g.roots.size(), -1);
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -611,11 +657,17 @@ void CompleteGraph(Launch& launch) {
 // rendezvous before any waits, so one thread can drive every replica. The first error is
 // rethrown once every started launch has completed or failed.
 void SyncGraphs(std::map<int, std::vector<XlaTensorPtr>>& pending, bool all_pending) {
+  // An op that runs its graph (item(), data-dependent shapes) is not tracing meanwhile.
+  metrics::UntracedScope untraced;
   std::vector<std::unique_lock<std::mutex>> locks;
-  for (auto& [device, tensors] : pending) {
-    std::mutex& mu = DeviceMutex(device);  // devices may share one: lock each once
-    if (std::none_of(locks.begin(), locks.end(), [&](const auto& l) { return l.mutex() == &mu; }))
-      locks.emplace_back(mu);
+  {
+    static metrics::Metric* lock_wait = metrics::GetMetric("DeviceLockWait");
+    metrics::ScopedTimer timer(lock_wait);
+    for (auto& [device, tensors] : pending) {
+      std::mutex& mu = DeviceMutex(device);  // devices may share one: lock each once
+      if (std::none_of(locks.begin(), locks.end(), [&](const auto& l) { return l.mutex() == &mu; }))
+        locks.emplace_back(mu);
+    }
   }
   std::exception_ptr first_error;
   std::vector<Launch> started;
@@ -681,5 +733,11 @@ std::string GetIrText(const std::vector<XlaTensorPtr>& tensors) {
 }
 
 std::size_t CachedComputationCount() { return Cache().size(); }
+
+void SetAliasWithBufferDonorConfig(bool enabled) {
+  AliasWithBufferDonorFlag().store(enabled, std::memory_order_relaxed);
+}
+
+bool GetAliasWithBufferDonorConfig() { return AliasWithBufferDonorConfig(); }
 
 }  // namespace torch_xla::exec

@@ -29,5 +29,10 @@ std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors);
 std::string GetIrText(const std::vector<XlaTensorPtr>& tensors);
 // Number of computations in the cache.
 std::size_t CachedComputationCount();
+// Whether a sync of some tensors (SyncTensors) may donate the buffers the user asked
+// to donate (runtime::Buffer::set_donation_requested); a sync of every pending tensor
+// always may. Off by default.
+void SetAliasWithBufferDonorConfig(bool enabled);
+bool GetAliasWithBufferDonorConfig();
 
 }  // namespace torch_xla::exec

@@ -153,6 +153,9 @@ at::Tensor XLANativeFunctions::clone(const at::Tensor& self, std::optional<at::M
 // tensor.item(): runs the tensor's graph and reads the one element back.
 at::Scalar XLANativeFunctions::_local_scalar_dense(const at::Tensor& self) {
   XLA_COUNT("_local_scalar_dense");
+  // Reading a value back to the host is what the reference counts as a CPU fallback.
+  static metrics::Counter* fallback = metrics::GetCounter("aten::_local_scalar_dense");
+  fallback->Add();
   TORCH_CHECK(self.numel() == 1, "_local_scalar_dense: a Tensor with ", self.numel(),
               " elements cannot be converted to Scalar");
   return ToCpuTensor(GetXlaTensor(self, "item")).item();

@@ -92,6 +92,15 @@ long Buffer::ReferencesBesidesExecutions(const std::shared_ptr<Buffer>& buffer) 
   }
 }
 
+bool Buffer::IsDeleted() const {
+  const PJRT_Api* api = internal::LiveApi();
+  if (api == nullptr || buffer_ == nullptr) return true;
+  auto args = PJRT_ARGS(PJRT_Buffer_IsDeleted_Args);
+  args.buffer = buffer_;
+  PJRT_CALL(api, PJRT_Buffer_IsDeleted, args);
+  return args.is_deleted;
+}
+
 void Buffer::Await() const {
   const PJRT_Api* api = internal::LiveApi();
   if (api == nullptr) throw RuntimeError("Buffer::Await: the PJRT client was shut down");
@@ -99,6 +108,7 @@ void Buffer::Await() const {
   args.buffer = buffer_;
   PJRT_CALL(api, PJRT_Buffer_ReadyEvent, args);
   internal::AwaitAndDestroyEvent(api, args.event);
+  AwaitExecutionTiming();
 }
 
 }  // namespace torch_xla::runtime

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 #include "pjrt_c_api.h"
 #include "runtime/compile_options.h"
@@ -72,6 +74,69 @@ class ExecutionHold {
 // Completion events of enqueued executions, each with the buffers the execution must
 // outlive (see Execute's `release_after`). Finished ones are pruned whenever events are
 // added so the list stays short; an error seen while pruning is kept for WaitAll to report.
+namespace internal {
+
+// "ExecuteTime": from the launch to the completion of its last replica, recorded by the
+// completion callbacks of the launch's events (the launch itself returns at once).
+// Whoever awaits a launch also waits for its sample (WaitRecorded), so the metric is
+// complete once WaitAll returns.
+class ExecutionTiming {
+ public:
+  ExecutionTiming(const PJRT_Api* api, int events) : api_(api), remaining_(events) {}
+
+  static std::shared_ptr<ExecutionTiming> Start(const PJRT_Api* api, const std::vector<PJRT_Event*>& events,
+                                                std::chrono::steady_clock::time_point start) {
+    auto timing = std::make_shared<ExecutionTiming>(api, static_cast<int>(events.size()));
+    timing->start_ = start;
+    for (PJRT_Event* event : events) {
+      auto args = PJRT_ARGS(PJRT_Event_OnReady_Args);
+      args.event = event;
+      args.callback = &ExecutionTiming::OnReady;
+      args.user_arg = new std::shared_ptr<ExecutionTiming>(timing);  // the callback's reference
+      if (PJRT_Error* error = api->PJRT_Event_OnReady(&args)) {
+        // No callback will come for this event: count it as done here.
+        OnReady(error, args.user_arg);
+      }
+    }
+    return timing;
+  }
+
+  // The callback follows the event's completion within microseconds; the bound only
+  // keeps a plugin that never calls back from holding up WaitAll.
+  void WaitRecorded() const {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!recorded_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::yield();
+  }
+
+ private:
+  static void OnReady(PJRT_Error* error, void* arg) {
+    std::unique_ptr<std::shared_ptr<ExecutionTiming>> reference(static_cast<std::shared_ptr<ExecutionTiming>*>(arg));
+    ExecutionTiming& timing = **reference;
+    if (error != nullptr) {
+      auto destroy = PJRT_ARGS(PJRT_Error_Destroy_Args);
+      destroy.error = error;
+      timing.api_->PJRT_Error_Destroy(&destroy);
+    }
+    if (timing.remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
+    execute_time->AddSample(
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - timing.start_).count());
+    timing.recorded_.store(true, std::memory_order_release);
+  }
+
+  const PJRT_Api* api_;
+  std::atomic<int> remaining_;
+  std::atomic<bool> recorded_{false};
+  std::chrono::steady_clock::time_point start_;
+};
+
+void WaitRecorded(const ExecutionTiming& timing) { timing.WaitRecorded(); }
+
+}  // namespace internal
+
+using internal::ExecutionTiming;
+
 struct Client::Pending {
   using Held = std::shared_ptr<ExecutionHold>;
 
@@ -95,6 +160,7 @@ struct Client::Pending {
       // Outside the lock: other threads may launch on other devices meanwhile.
       std::string error;
       Await(api, oldest.event, error);
+      if (oldest.timing && oldest.last_of_launch) oldest.timing->WaitRecorded();
       // The launch's outputs dropped while it ran come back to the buffer pool just
       // after its completion; the launch about to be enqueued would otherwise map its
       // own beside them.
@@ -115,13 +181,13 @@ struct Client::Pending {
   // replica finished. Numbered under the lock, so entries are added in the order of
   // their numbers.
   uint64_t Add(const PJRT_Api* api, const std::vector<PJRT_Event*>& added, const std::vector<int>& devices,
-               const Held& held) {
+               const Held& held, const std::shared_ptr<ExecutionTiming>& timing) {
     std::vector<Entry> released;  // destroyed after the lock is given up
     std::lock_guard<std::mutex> lock(mutex);
     released = Prune(api);
     const uint64_t launch = launch_count.fetch_add(1, std::memory_order_relaxed) + 1;
     for (std::size_t i = 0; i < added.size(); ++i) {
-      entries.push_back({added[i], devices[i], held, launch, i + 1 == added.size()});
+      entries.push_back({added[i], devices[i], held, launch, i + 1 == added.size(), timing});
     }
     last_added = launch;
     return launch;
@@ -138,7 +204,10 @@ struct Client::Pending {
       error.swap(first_error);
       through = last_added;
     }
-    for (const Entry& entry : taken) Await(api, entry.event, error);
+    for (const Entry& entry : taken) {
+      Await(api, entry.event, error);
+      if (entry.timing) entry.timing->WaitRecorded();
+    }
     NoteLaunchesCompletedThrough(through);
     if (!error.empty()) throw RuntimeError("an execution failed: " + error);
   }
@@ -150,6 +219,7 @@ struct Client::Pending {
     Held held;
     uint64_t launch = 0;
     bool last_of_launch = false;
+    std::shared_ptr<ExecutionTiming> timing;
   };
 
   // Takes the finished entries out of the list (mutex held) and returns them, for their
@@ -557,6 +627,7 @@ void Client::TransferFromDevice(const Buffer& buffer, void* dst, std::size_t dst
   args.dst_size = dst_bytes;
   PJRT_CALL(api_, PJRT_Buffer_ToHostBuffer, args);
   AwaitAndDestroyEvent(api_, args.event);
+  buffer.AwaitExecutionTiming();
 }
 
 // ---- compile and execute ---------------------------------------------------------------
@@ -639,6 +710,7 @@ ExecutablePtr Client::DeserializeExecutable(const std::string& bytes, int num_re
     throw;
   }
 }
+
 
 // Executions that allocate at least this much wait for the device's earlier executions
 // before they are enqueued (see Execute).
@@ -742,8 +814,11 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
   // A portable (single-replica) executable runs on execute_device; replicated ones use
   // their compile-time assignment.
   args.execute_device = num_launches == 1 ? device(devices[0]) : nullptr;
+  const auto start = std::chrono::steady_clock::now();
   PJRT_CALL(api_, PJRT_LoadedExecutable_Execute, args);
-  const uint64_t launch = pending_->Add(api_, events, devices, std::make_shared<ExecutionHold>(std::move(release_after)));
+  std::shared_ptr<ExecutionTiming> timing = ExecutionTiming::Start(api_, events, start);
+  const uint64_t launch =
+      pending_->Add(api_, events, devices, std::make_shared<ExecutionHold>(std::move(release_after)), timing);
 
   std::vector<std::vector<BufferPtr>> results(num_launches);
   try {
@@ -753,6 +828,7 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
         results[r].push_back(AdoptOutput(api_, raw, devices[r], dims));
         raw = nullptr;  // owned by its Buffer now
         results[r].back()->set_defining_launch(launch);
+        results[r].back()->set_execution_timing(timing);
       }
     }
   } catch (...) {

@@ -28,6 +28,14 @@ class RuntimeError : public std::runtime_error {
 
 class Client;
 
+namespace internal {
+// The ExecuteTime sample of one launch, taken when its execution completes.
+class ExecutionTiming;
+// Waits (briefly) until the sample is recorded, so that a caller who saw the launch's
+// results sees its metric too.
+void WaitRecorded(const ExecutionTiming& timing);
+}  // namespace internal
+
 // A device buffer. Owns its PJRT_Buffer and destroys it on destruction.
 class Buffer {
  public:
@@ -44,9 +52,23 @@ class Buffer {
   std::size_t byte_size() const;
   // Blocks until the buffer's contents are ready (its producing execution finished).
   void Await() const;
+  // Whether PJRT has deleted the buffer (donated to an execution, which took it over).
+  bool IsDeleted() const;
+
+  // The user allows an execution to take the buffer over (donation) even while tensors
+  // still refer to it (torch_xla._XLAC._set_buffer_donation); they lose their value.
+  void set_donation_requested(bool requested) { donation_requested_.store(requested, std::memory_order_relaxed); }
+  bool donation_requested() const { return donation_requested_.load(std::memory_order_relaxed); }
 
   // The launch (Client::Execute's count) whose output this is; 0 for other buffers.
   void set_defining_launch(uint64_t launch) { defining_launch_ = launch; }
+  // The timing of that launch: a read of the buffer returns once its sample is taken.
+  void set_execution_timing(std::shared_ptr<const internal::ExecutionTiming> timing) {
+    execution_timing_ = std::move(timing);
+  }
+  void AwaitExecutionTiming() const {
+    if (execution_timing_) internal::WaitRecorded(*execution_timing_);
+  }
 
   // The references to `buffer` other than those the runtime keeps for executions that
   // read it (see Client::Execute's `release_after`). Whether an execution still holds
@@ -64,6 +86,8 @@ class Buffer {
   // sequence, so a reader can tell that no hold came or went while it counted.
   std::atomic<uint64_t> execution_holds_{0};
   uint64_t defining_launch_ = 0;
+  std::atomic<bool> donation_requested_{false};
+  std::shared_ptr<const internal::ExecutionTiming> execution_timing_;
   PJRT_Buffer* buffer_;
   ElementType type_;
   std::vector<int64_t> dims_;

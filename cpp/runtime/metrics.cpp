@@ -59,8 +59,8 @@ void Metric::AddSample(double value) {
 MetricSnapshot Metric::Snapshot() const {
   SpinLock guard(lock_);
   MetricSnapshot snap;
-  snap.count = count_;
-  snap.total = total_;
+  snap.count = count_ + unkept_count_.load(std::memory_order_relaxed);
+  snap.total = total_ + static_cast<double>(unkept_total_.load(std::memory_order_relaxed));
   snap.samples.reserve(ring_.size());
   for (std::size_t i = 0; i < ring_.size(); ++i) snap.samples.push_back(ring_[(next_ + i) % ring_.size()]);
   return snap;
@@ -72,7 +72,13 @@ void Metric::Reset() {
   total_ = 0;
   ring_.clear();
   next_ = 0;
+  unkept_count_.store(0, std::memory_order_relaxed);
+  unkept_total_.store(0, std::memory_order_relaxed);
 }
+
+thread_local int TracingTimer::depth_ = 0;
+thread_local int64_t TracingTimer::untraced_ns_ = 0;
+thread_local int TracingTimer::untraced_depth_ = 0;
 
 Counter* GetCounter(const std::string& name) {
   Registry& r = GetRegistry();
@@ -82,11 +88,11 @@ Counter* GetCounter(const std::string& name) {
   return slot.get();
 }
 
-Metric* GetMetric(const std::string& name) {
+Metric* GetMetric(const std::string& name, Unit unit) {
   Registry& r = GetRegistry();
   std::lock_guard<std::mutex> lock(r.mu);
   auto& slot = r.metrics[name];
-  if (!slot) slot = std::make_unique<Metric>();
+  if (!slot) slot = std::make_unique<Metric>(unit);
   return slot.get();
 }
 
@@ -115,6 +121,13 @@ int64_t CounterValue(const std::string& name) {
   return it == r.counters.end() ? -1 : it->second->value();
 }
 
+std::vector<std::string> FallbackCounterNames() {
+  std::vector<std::string> names;
+  for (std::string& name : CounterNames())
+    if (name.rfind("aten::", 0) == 0) names.push_back(std::move(name));
+  return names;
+}
+
 bool MetricData(const std::string& name, MetricSnapshot* out) {
   Registry& r = GetRegistry();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -136,26 +149,77 @@ void ClearMetrics() {
   for (auto& [name, metric] : r.metrics) metric->Reset();
 }
 
+namespace {
+
+Unit UnitOf(const std::string& name) {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.metrics.find(name);
+  return it == r.metrics.end() ? Unit::kCount : it->second->unit();
+}
+
+std::string FormatBytes(double bytes) {
+  char buf[64];
+  if (bytes >= double(1 << 30)) std::snprintf(buf, sizeof buf, "%.2fGB", bytes / double(1 << 30));
+  else if (bytes >= double(1 << 20)) std::snprintf(buf, sizeof buf, "%.2fMB", bytes / double(1 << 20));
+  else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%.2fKB", bytes / 1024);
+  else std::snprintf(buf, sizeof buf, "%.0fB", bytes);
+  return buf;
+}
+
+std::string Format(Unit unit, double v) {
+  switch (unit) {
+    case Unit::kNanoseconds: return FormatDuration(v);
+    case Unit::kBytes: return FormatBytes(v);
+    case Unit::kCount: break;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+void ReportMetric(std::ostringstream& out, const std::string& name, bool with_percentiles) {
+  MetricSnapshot snap;
+  if (!MetricData(name, &snap)) return;
+  Unit unit = UnitOf(name);
+  auto fmt = [&](double v) { return Format(unit, v); };
+  out << "Metric: " << name << "\n  TotalSamples: " << snap.count << "\n  Accumulator: " << fmt(snap.total);
+  if (!with_percentiles) {
+    out << "\n  Mean: " << fmt(snap.total / static_cast<double>(snap.count)) << "\n";
+    return;
+  }
+  std::vector<double> sorted = snap.samples;
+  std::sort(sorted.begin(), sorted.end());
+  if (!sorted.empty()) {
+    auto pct = [&](double p) { return sorted[static_cast<std::size_t>(p * (sorted.size() - 1))]; };
+    out << "\n  Percentiles: 1%=" << fmt(pct(0.01)) << "; 5%=" << fmt(pct(0.05)) << "; 10%=" << fmt(pct(0.10))
+        << "; 20%=" << fmt(pct(0.20)) << "; 50%=" << fmt(pct(0.50)) << "; 80%=" << fmt(pct(0.80))
+        << "; 90%=" << fmt(pct(0.90)) << "; 95%=" << fmt(pct(0.95)) << "; 99%=" << fmt(pct(0.99));
+  }
+  out << "\n";
+}
+
+void ReportCounter(std::ostringstream& out, const std::string& name) {
+  int64_t value = CounterValue(name);
+  if (value > 0) out << "Counter: " << name << "\n  Value: " << value << "\n";
+}
+
+}  // namespace
+
 std::string Report() {
   std::ostringstream out;
-  for (const std::string& name : MetricNames()) {
-    MetricSnapshot snap;
-    if (!MetricData(name, &snap)) continue;
-    bool is_time = name.size() > 4 && name.compare(name.size() - 4, 4, "Time") == 0;
-    auto fmt = [&](double v) { return is_time ? FormatDuration(v) : std::to_string(static_cast<int64_t>(v)); };
-    std::vector<double> sorted = snap.samples;
-    std::sort(sorted.begin(), sorted.end());
-    out << "Metric: " << name << "\n  TotalSamples: " << snap.count << "\n  Accumulator: " << fmt(snap.total);
-    if (!sorted.empty()) {
-      auto pct = [&](double p) { return sorted[static_cast<std::size_t>(p * (sorted.size() - 1))]; };
-      out << "\n  Percentiles: 1%=" << fmt(pct(0.01)) << "; 5%=" << fmt(pct(0.05)) << "; 10%=" << fmt(pct(0.10))
-          << "; 20%=" << fmt(pct(0.20)) << "; 50%=" << fmt(pct(0.50)) << "; 80%=" << fmt(pct(0.80))
-          << "; 90%=" << fmt(pct(0.90)) << "; 95%=" << fmt(pct(0.95)) << "; 99%=" << fmt(pct(0.99));
-    }
-    out << "\n";
-  }
-  for (const std::string& name : CounterNames())
-    out << "Counter: " << name << "\n  Value: " << CounterValue(name) << "\n";
+  for (const std::string& name : MetricNames()) ReportMetric(out, name, /*with_percentiles=*/true);
+  for (const std::string& name : CounterNames()) ReportCounter(out, name);
+  return out.str();
+}
+
+std::string ShortReport(const std::vector<std::string>& counter_names, const std::vector<std::string>& metric_names) {
+  std::ostringstream out;
+  for (const std::string& name : metric_names) ReportMetric(out, name, /*with_percentiles=*/false);
+  std::vector<std::string> counters = counter_names;
+  for (std::string& name : FallbackCounterNames())
+    if (std::find(counters.begin(), counters.end(), name) == counters.end()) counters.push_back(std::move(name));
+  for (const std::string& name : counters) ReportCounter(out, name);
   return out.str();
 }
 

@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include "runtime/metrics.h"
+
 namespace torch_xla {
 namespace {
 
@@ -35,11 +37,16 @@ uint64_t NextId() {
 
 }  // namespace
 
-XlaTensor::XlaTensor(int device, ir::Shape shape) : device_(device), shape_(std::move(shape)), id_(NextId()) {}
+XlaTensor::XlaTensor(int device, ir::Shape shape) : device_(device), shape_(std::move(shape)), id_(NextId()) {
+  static metrics::Counter* created = metrics::GetCounter("CreateXlaTensor");
+  created->Add();
+}
 
 // The last owner is going away, so no other thread can change linked_ any more (the
 // reference count's release ordering makes their last write visible here).
 XlaTensor::~XlaTensor() {
+  static metrics::Counter* destroyed = metrics::GetCounter("DestroyXlaTensor");
+  destroyed->Add();
   if (linked_) Unregister();
 }
 

@@ -16,12 +16,13 @@ import torch_xla.debug.metrics as met
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'examples'))
 from mnist_model import MNIST  # noqa: E402
 from transformer_model import TransformerLM, lm_loss  # noqa: E402
+from testing.op_testing import is_op_fallback  # noqa: E402
 
 DEV = torch.device('xla')
 
 
 def fallback_ops():
-  return [name for name in met.counter_names() if name.startswith('aten::')]
+  return [name for name in met.counter_names() if is_op_fallback(name)]
 
 
 def train(model, batches, loss_fn, device, compile_model):

@@ -23,6 +23,7 @@ import torch_xla.debug.metrics as met  # noqa: E402
 from mnist_model import MNIST  # noqa: E402
 from resnet_model import SmallResNet  # noqa: E402
 from transformer_model import TransformerLM, lm_loss  # noqa: E402
+from testing.op_testing import is_op_fallback  # noqa: E402
 
 DEV = xm.xla_device()
 
@@ -80,7 +81,7 @@ def test_training_steps_match_eager_without_fallback(name):
   cpu_losses, cpu_state = train(copy.deepcopy(model), make_opt, batches, loss_fn, 'cpu')
   met.clear_counters()
   xla_losses, xla_state = train(copy.deepcopy(model), make_opt, batches, loss_fn, DEV)
-  fallbacks = sorted(n for n in met.counter_names() if n.startswith('aten::'))
+  fallbacks = sorted(n for n in met.counter_names() if is_op_fallback(n))
   assert not fallbacks, f'{name}: CPU fallbacks {fallbacks}'
   torch.testing.assert_close(torch.tensor(xla_losses), torch.tensor(cpu_losses), rtol=1e-3, atol=1e-4)
   for key, value in cpu_state.items():
@@ -101,7 +102,7 @@ def test_transformer_with_dropout_runs_without_fallback():
   model, make_opt, batches, loss_fn = transformer_case(0, dropout=0.1)
   met.clear_counters()
   losses, _ = train(model, make_opt, batches, loss_fn, DEV)
-  fallbacks = sorted(n for n in met.counter_names() if n.startswith('aten::'))
+  fallbacks = sorted(n for n in met.counter_names() if is_op_fallback(n))
   assert not fallbacks, f'CPU fallbacks {fallbacks}'
   assert all(torch.isfinite(torch.tensor(losses)))
 
@@ -122,7 +123,7 @@ def test_optimizer_steps_without_fallback(optimizer, foreach):
   cpu_losses, cpu_state = train(copy.deepcopy(model), make, batches, loss_fn, 'cpu')
   met.clear_counters()
   xla_losses, xla_state = train(copy.deepcopy(model), make, batches, loss_fn, DEV)
-  fallbacks = sorted(n for n in met.counter_names() if n.startswith('aten::'))
+  fallbacks = sorted(n for n in met.counter_names() if is_op_fallback(n))
   assert not fallbacks, f'{optimizer} foreach={foreach}: CPU fallbacks {fallbacks}'
   torch.testing.assert_close(torch.tensor(xla_losses), torch.tensor(cpu_losses), rtol=1e-4, atol=1e-5)
   for key, value in cpu_state.items():

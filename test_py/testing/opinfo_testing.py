@@ -30,6 +30,7 @@ from torch.utils import _pytree as pytree
 import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
+from testing.op_testing import is_op_fallback
 
 DEV = xm.xla_device()
 
@@ -172,7 +173,7 @@ def run_sample(op, sample, dtype, tol=None):
   met.clear_counters()
   try:
     actual = _call(op, dev_sample)
-    fallbacks = tuple(sorted(n for n in met.counter_names() if n.startswith('aten::')))
+    fallbacks = tuple(sorted(n for n in met.counter_names() if is_op_fallback(n)))
     actual = _to_cpu(actual)
   except Exception as e:
     return 'error', (), f'{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ""}'
@@ -301,7 +302,7 @@ def run_grad_sample(op, sample, dtype, tol=None):
   met.clear_counters()
   try:
     actual, _ = _grads(op, dev_parts, weights)
-    fallbacks = tuple(sorted(n for n in met.counter_names() if n.startswith('aten::')))
+    fallbacks = tuple(sorted(n for n in met.counter_names() if is_op_fallback(n)))
     actual = _to_cpu(actual)
   except Exception as e:
     return 'error', (), f'{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ""}'

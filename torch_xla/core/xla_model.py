@@ -63,6 +63,11 @@ def is_xla_tensor(tensor):
   return isinstance(tensor, torch.Tensor) and tensor.device.type == 'xla'
 
 
+class DeviceIndexError(IndexError, RuntimeError):
+  """An XLA device index outside this process's devices (an IndexError, as in
+  torch_xla 2.x, and a RuntimeError, as earlier releases raised)."""
+
+
 def xla_device(n=None, devkind=None):
   """Returns torch.device('xla', n); when n is None, the calling replica's
   device (xla:0 outside replication).
@@ -80,8 +85,8 @@ def xla_device(n=None, devkind=None):
     index = int(n)
   count = _xlac()._xla_device_count()
   if not 0 <= index < count:
-    raise RuntimeError(f'XLA device xla:{index} does not exist '
-                       f'({count} device(s) available)')
+    raise DeviceIndexError(f'XLA device xla:{index} does not exist '
+                           f'({count} device(s) available)')
   return torch.device('xla', index)
 
 

@@ -2,9 +2,9 @@
 from torch_xla._extension import xlac as _xlac
 
 # Metrics and counters the short report shows by default.
-_SHORT_METRICS = ('CompileTime', 'ExecuteTime', 'TransferToDeviceTime',
-                  'TransferFromDeviceTime')
-_SHORT_COUNTERS = ('CachedCompile', 'UncachedCompile')
+_SHORT_METRICS = ('CompileTime', 'ExecuteTime', 'ExecuteReplicatedTime',
+                  'TransferToDeviceTime', 'TransferFromDeviceTime')
+_SHORT_COUNTERS = ('CachedCompile', 'MarkStep', 'DynamoSyncInputExecuteTime')
 
 
 def counter_names():
@@ -13,7 +13,7 @@ def counter_names():
 
 
 def counter_value(name):
-  """Value of counter `name`, None if it does not exist."""
+  """Value of counter `name`; None if it was never bumped or was cleared since."""
   return _xlac()._xla_counter_value(name)
 
 
@@ -46,39 +46,22 @@ def metrics_report():
   return _xlac()._xla_metrics_report()
 
 
-def _format_ns(ns):
-  for unit, scale in (('s', 1e9), ('ms', 1e6), ('us', 1e3)):
-    if ns >= scale:
-      return f'{ns / scale:.3f}{unit}'
-  return f'{ns:.0f}ns'
-
-
 def short_metrics_report(counter_names=None, metric_names=None):
-  """A short report of the key metrics and counters, as text.
+  """A short report of key metrics and counters, as text.
 
-  Defaults: the compile/execute/transfer time metrics, the CachedCompile and
-  UncachedCompile counters and every aten:: counter (ops that fell back to
-  CPU). Missing entries are left out.
+  Each named metric that has samples (count, total and mean) and each named counter
+  that is non-zero, followed by every aten:: counter (ops that ran on the CPU
+  fallback), which are always shown. Defaults: the compile, execute and transfer
+  times, and the CachedCompile, MarkStep and DynamoSyncInputExecuteTime counters.
   """
-  if counter_names is None:
-    counter_names = list(_SHORT_COUNTERS) + sorted(
-        n for n in _xlac()._xla_counter_names() if n.startswith('aten::'))
-  if metric_names is None:
-    metric_names = _SHORT_METRICS
-  lines = []
-  for name in metric_names:
-    data = metric_data(name)
-    if data is None:
-      continue
-    count, total, _ = data
-    mean = total / count if count else 0.0
-    # Metrics named *Time hold nanoseconds.
-    fmt = _format_ns if name.endswith('Time') else (lambda v: f'{v:g}')
-    lines += [f'Metric: {name}', f'  TotalSamples: {count}',
-              f'  Accumulator: {fmt(total)}', f'  Mean: {fmt(mean)}']
-  for name in counter_names:
-    value = counter_value(name)
-    if value is None:
-      continue
-    lines += [f'Counter: {name}', f'  Value: {value}']
-  return '\n'.join(lines) + ('\n' if lines else '')
+  if not counter_names:
+    counter_names = list(_SHORT_COUNTERS)
+  if not metric_names:
+    metric_names = list(_SHORT_METRICS)
+  return _xlac()._short_xla_metrics_report(list(counter_names), list(metric_names))
+
+
+def executed_fallback_ops():
+  """The ops that ran on the CPU fallback ("aten::nonzero", ...) since the counters
+  were last cleared."""
+  return list(_xlac()._get_executed_fallback_ops())
