@@ -111,8 +111,11 @@ def run_file(checkout, rel, env_extra, tmpdir, log_dir):
     return result
   script = _widened_copy(path, tmpdir) if "test_mp_" in rel else path
   env = dict(os.environ)
+  # The checkout's test folder first (its files import test_utils from there), then
+  # the caller's PYTHONPATH, so that a source tree set there is the torch_xla tested.
+  pythonpath = [os.path.dirname(path)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
   env.update({"PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": "1",
-              "PYTHONPATH": os.path.dirname(path)})
+              "PYTHONPATH": os.pathsep.join(pythonpath)})
   env.update(env_extra)
   start = time.time()
   try:
