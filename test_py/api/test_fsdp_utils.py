@@ -9,7 +9,6 @@ import pytest
 import torch
 import torch.nn as nn
 
-import torch_xla
 import torch_xla.distributed.spmd as xs
 from torch_xla.distributed.fsdp import checkpoint_module
 from torch_xla.distributed.fsdp.utils import XLAPatchedLinear, apply_xla_patch_to_nn_linear

@@ -10,7 +10,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import torch_xla
 import torch_xla.debug.model_comparator as mc
 
 DEV = torch.device('xla')
