@@ -111,11 +111,14 @@ def run_file(checkout, rel, env_extra, tmpdir, log_dir):
     return result
   script = _widened_copy(path, tmpdir) if "test_mp_" in rel else path
   env = dict(os.environ)
+  # The checkout's test folder first (its files import test_utils from there), then
+  # the caller's PYTHONPATH, so that a source tree set there is the torch_xla tested.
+  pythonpath = [os.path.dirname(path)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
   # A fresh compile cache per file, as on the reference's CI machines: graphs compiled
   # by an earlier file would otherwise load from disk and compile nothing.
   cache = tempfile.mkdtemp(dir=tmpdir)
   env.update({"PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": "1",
-              "PYTHONPATH": os.path.dirname(path), "XLA_PERSISTENT_CACHE_PATH": cache})
+              "PYTHONPATH": os.pathsep.join(pythonpath), "XLA_PERSISTENT_CACHE_PATH": cache})
   env.update(env_extra)
   start = time.time()
   try:

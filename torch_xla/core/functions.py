@@ -1,10 +1,12 @@
-"""Differentiable collectives and non-maximal suppression."""
+"""Differentiable collectives, the distributed matrix product, synchronized batch
+normalization and non-maximal suppression."""
 
 import torch
 import torch.nn.functional as F
 
 from torch_xla.core import _replica
 from torch_xla.core import xla_model as xm
+from torch_xla._extension import xlac as _xlac
 
 
 def _group_position(tensor, groups):
@@ -92,6 +94,49 @@ def all_gather(value, dim=0, groups=None):
   """xm.all_gather() along `dim`, differentiable: the gradient of a replica's
   input sums the group's gradients of its slice (a reduce_scatter)."""
   return _AllGather.apply(value, dim, groups)
+
+
+def distributed_mm(w, x, split=1):
+  """W @ x where each replica holds W's columns in blocks: `w` [N, Ko] is this
+  replica's block (replica r holds columns r*Ko to (r+1)*Ko of W [N, Ko*world_size])
+  and `x` [Ko*world_size, M] is this replica's own input. Returns this replica's
+  W @ x [N, M], differentiable.
+
+  Every replica multiplies its block by its rows of every replica's x (an all_gather
+  of x), and an all_reduce sums the blocks' products; `split` cuts x's M columns into
+  that many parts done one after the other, so that the gathered x of a large M need
+  not be on the device at once. A `w` still pending is computed first, in a graph of
+  its own (see below).
+  """
+  ordinal, world_size = xm.get_ordinal(), xm.xrt_world_size()
+  if w.dim() != 2 or x.dim() != 2 or x.size(0) != w.size(1) * world_size:
+    raise ValueError(f'distributed_mm: expected w [N, Ko] and x [Ko * {world_size} replicas, M], '
+                     f'got w {list(w.shape)} and x {list(x.shape)}')
+  if split < 1 or x.size(1) % split:
+    raise ValueError(f'distributed_mm: split {split} does not divide the {x.size(1)} columns '
+                     'of x into equal parts')
+  block = w.size(1)
+  # The replicas run one graph for the collectives below, and a replica's block is
+  # commonly a slice of the whole weight at the replica's own offset, a constant that
+  # would differ between the replicas' graphs: a block still pending is computed
+  # first, in a graph of the replica's own (a block already on the device costs
+  # nothing here). Gradients still flow through it.
+  if xm.is_xla_tensor(w):
+    _xlac()._xla_sync_tensors([w])
+  # The replica's ordinal as data, not as a constant of the graph: the replicas run
+  # one graph, so they pick their blocks by an index they are given.
+  mine = torch.tensor([ordinal], device=w.device)
+  results = []
+  for part in torch.split(x, x.size(1) // split, dim=1):
+    columns = part.size(1)
+    # Every replica's part side by side: [Ko * world_size, M' * world_size].
+    gathered = all_gather(part, dim=1)
+    rows = gathered.view(world_size, block, -1).index_select(0, mine).view(block, -1)
+    # This replica's block's products with every replica's part, summed over the blocks.
+    summed = all_reduce(xm.REDUCE_SUM, w @ rows)
+    own = summed.view(summed.size(0), world_size, columns).index_select(1, mine)
+    results.append(own.view(summed.size(0), columns))
+  return results[0] if len(results) == 1 else torch.cat(results, dim=1)
 
 
 class SyncBatchNorm(torch.nn.Module):

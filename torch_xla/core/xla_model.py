@@ -8,6 +8,7 @@ import threading
 import torch
 
 from torch_xla.core import _processes
+from torch_xla.core import collective_ops as _collective_ops
 from torch_xla.core import _replica
 from torch_xla.utils import utils as _xu
 from torch_xla.utils._daemon_threads import join_before_exit
@@ -525,27 +526,10 @@ def mesh_reduce(tag, data, reduce_fn):
 # ------------------------------------------------------------ collectives
 
 
-def _groups(groups):
-  """Replica groups as lists of ints ([] for all replicas)."""
-  return [[int(r) for r in group] for group in groups] if groups else []
-
-
 def _check_reduce_type(reduce_type):
   if reduce_type not in _REDUCE_TYPES:
     raise ValueError(f'invalid reduce type {reduce_type!r}; expected one of '
                      f'{_REDUCE_TYPES}')
-
-
-def _across_processes(tensor, what='collective'):
-  """Readies the processes of the run (torchrun) for a collective on `tensor`: the
-  runtime knows the process layout, and the rails of the tensor's replicas exist.
-  Fails at once where the tensor's replicas are threads that are not all running."""
-  info = _replica.for_device(tensor.device.index)
-  if info is not None and info.replication is not None:
-    info.replication.check_threads_joined(f'xm.{what}')
-  processes = _processes.get()
-  if processes is not None:
-    processes.ensure_rails(info.local_world_size if info is not None else 1)
 
 
 def _is_replicated(tensors):
@@ -554,6 +538,34 @@ def _is_replicated(tensors):
     if is_xla_tensor(t):
       return _replica.for_device(t.device.index) is not None
   return False
+
+
+def _tensor_list(value, what, argument='input'):
+  """`value` (a list or tuple of tensors) as a list; a TypeError naming the function
+  otherwise."""
+  if not isinstance(value, (list, tuple)) or not all(isinstance(t, torch.Tensor) for t in value):
+    raise TypeError(f'xm.{what}: `{argument}` must be a tensor or a list of tensors, got '
+                    f'{type(value).__name__}')
+  return list(value)
+
+
+def _write_outputs(outputs, results, what):
+  """Writes each result into its output tensor, which takes the result's shape where it
+  has another (as torch_xla's out= collectives replace their outputs' values)."""
+  outputs = _tensor_list(outputs, what, 'output')
+  if len(outputs) != len(results):
+    raise ValueError(f'xm.{what}: {len(outputs)} output tensors for {len(results)} '
+                     'inputs')
+  with torch.no_grad():
+    for o, r in zip(outputs, results):
+      if o.shape != r.shape:
+        o.resize_(r.shape)
+      o.copy_(r)
+
+
+# The collectives below run as the operators of torch_xla/core/collective_ops.py (which
+# torch.compile can capture), under no_grad: their results never require gradients
+# (torch_xla.core.functions has the differentiable ones).
 
 
 def all_reduce(reduce_type, inputs, scale=1.0, groups=None, cctx=None,
@@ -571,9 +583,10 @@ def all_reduce(reduce_type, inputs, scale=1.0, groups=None, cctx=None,
   if not tensors:
     return inputs
   if all(is_xla_tensor(t) for t in tensors):
-    _across_processes(tensors[0], 'all_reduce')
-    results = _xlac()._xla_all_reduce(reduce_type, tensors, float(scale),
-                                      _groups(groups))
+    members, group_size = _collective_ops.flatten_groups(groups, 'all_reduce')
+    with torch.no_grad():
+      results = torch.ops.xla.all_reduce(tensors, reduce_type, float(scale), members,
+                                         group_size)
   elif _is_replicated(tensors):
     raise RuntimeError('all_reduce: every tensor must be on the replica\'s XLA '
                        'device')
@@ -589,50 +602,57 @@ def all_reduce(reduce_type, inputs, scale=1.0, groups=None, cctx=None,
 
 def all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
   """Concatenates the `value` of every replica of the group along `dim`, in
-  replica order (a copy of value for one replica). With `output`, writes the
-  result into it and returns it."""
-  if is_xla_tensor(value):
-    _across_processes(value, 'all_gather')
-    result = _xlac()._xla_all_gather(value, dim, _groups(groups))
-  else:
-    result = value.clone()
-  if output is not None:
-    with torch.no_grad():
-      output.copy_(result)
+  replica order (a copy of value for one replica). `value` may be a list of
+  tensors, each gathered alike (a list comes back). With `output` (a tensor, or
+  a list for a list), writes the result(s) into it and returns it."""
+  if isinstance(value, torch.Tensor):
+    if is_xla_tensor(value):
+      members, group_size = _collective_ops.flatten_groups(groups, 'all_gather')
+      with torch.no_grad():
+        result = torch.ops.xla.all_gather(value, dim, members, group_size)
+    else:
+      result = value.clone()
+    if output is None:
+      return result
+    _write_outputs([output], [result], 'all_gather')
     return output
-  return result
+  results = [all_gather(t, dim=dim, groups=groups) for t in _tensor_list(value, 'all_gather')]
+  if output is None:
+    return results
+  _write_outputs(output, results, 'all_gather')
+  return output
 
 
 def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count,
                    groups=None, output=None, pin_layout=True):
   """Reduces `input` across the group, multiplies by `scale`, splits it along
   scatter_dim into shard_count blocks (the group size) and gives replica i of
-  the group block i. `input` may be a list (each reduced alike). With
-  `output`, writes the result(s) into it."""
+  the group block i. `input` may be a list (each reduced alike, a list comes
+  back). With `output` (a tensor, or a list for a list), writes the result(s)
+  into it and returns it; an output of another shape takes the result's."""
   _check_reduce_type(reduce_type)
-  if isinstance(input, (list, tuple)):
+  if not isinstance(input, torch.Tensor):
     results = [
         reduce_scatter(reduce_type, t, scale, scatter_dim, shard_count, groups)
-        for t in input
+        for t in _tensor_list(input, 'reduce_scatter')
     ]
-  elif is_xla_tensor(input):
-    _across_processes(input, 'reduce_scatter')
-    results = _xlac()._xla_reduce_scatter(reduce_type, input, float(scale),
-                                          scatter_dim, shard_count,
-                                          _groups(groups))
+    if output is None:
+      return results
+    _write_outputs(output, results, 'reduce_scatter')
+    return output
+  if is_xla_tensor(input):
+    members, group_size = _collective_ops.flatten_groups(groups, 'reduce_scatter')
+    with torch.no_grad():
+      result = torch.ops.xla.reduce_scatter(input, reduce_type, float(scale), scatter_dim,
+                                            shard_count, members, group_size)
   else:
     if shard_count != 1:
       raise ValueError(f'reduce_scatter: shard_count {shard_count} for one '
                        'replica')
-    results = input * scale
+    result = input * scale
   if output is None:
-    return results
-  with torch.no_grad():
-    if isinstance(output, (list, tuple)):
-      for o, r in zip(output, results):
-        o.copy_(r)
-    else:
-      output.copy_(results)
+    return result
+  _write_outputs([output], [result], 'reduce_scatter')
   return output
 
 
@@ -642,9 +662,10 @@ def all_to_all(value, split_dimension, concat_dimension, split_count,
   (the group size), sends block i to replica i of the group and concatenates
   the blocks received along concat_dimension, in replica order."""
   if is_xla_tensor(value):
-    _across_processes(value, 'all_to_all')
-    return _xlac()._xla_all_to_all(value, split_dimension, concat_dimension,
-                                   split_count, _groups(groups))
+    members, group_size = _collective_ops.flatten_groups(groups, 'all_to_all')
+    with torch.no_grad():
+      return torch.ops.xla.all_to_all(value, split_dimension, concat_dimension,
+                                      split_count, members, group_size)
   if split_count != 1:
     raise ValueError(f'all_to_all: split_count ({split_count}) must equal the '
                      'number of replicas (1)')
@@ -656,9 +677,10 @@ def collective_permute(value, pairs):
   is no pair's target receives zeros."""
   if not is_xla_tensor(value):
     raise ValueError('collective_permute: expected a tensor on an XLA device')
-  _across_processes(value, 'collective_permute')
-  return _xlac()._xla_collective_permute(value, [(int(s), int(t))
-                                                 for s, t in pairs])
+  pairs = [(int(s), int(t)) for s, t in pairs]
+  with torch.no_grad():
+    return torch.ops.xla.collective_permute(value, [s for s, _ in pairs],
+                                            [t for _, t in pairs])
 
 
 def collective_broadcast(tensors, root_ordinal=0, groups=None, pin_layout=True):
@@ -681,13 +703,8 @@ def all_gather_bucketized(input_list, dim=0, groups=None, output=None,
   if pin_layout:
     raise RuntimeError(
         'For xm.all_gather_bucketized, pin_layout=True is not yet supported.')
-  results = [all_gather(t, dim=dim, groups=groups) for t in input_list]
-  if output is None:
-    return results
-  with torch.no_grad():
-    for o, r in zip(output, results):
-      o.copy_(r)
-  return output
+  return all_gather(_tensor_list(input_list, 'all_gather_bucketized', 'input_list'), dim=dim,
+                    groups=groups, output=output)
 
 
 def reduce_scatter_bucketized(reduce_type, input_list, scale, scatter_dim,

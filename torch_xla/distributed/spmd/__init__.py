@@ -5,15 +5,21 @@ import this module (Hugging Face transformers' Trainer does, for its FSDPv2 path
 and can describe the devices. Sharding tensors over the mesh (`mark_sharding` and the
 rest of torch_xla's SPMD API) is not supported by this runtime yet: those functions
 raise NotImplementedError naming themselves, rather than failing at import.
+
+`xla_patched_nn_linear_forward(m, input)` is the forward that
+torch_xla.distributed.fsdp.utils.apply_xla_patch_to_nn_linear gives an nn.Linear: the
+linear product by XLAPatchedLinear, whose backward reads the weight parameter itself.
 """
 from collections import OrderedDict
 
 import numpy as np
 
 import torch_xla.runtime as xr
+from torch_xla.distributed.fsdp.utils import XLAPatchedLinear
 
 __all__ = ['Mesh', 'get_1d_mesh', 'set_global_mesh', 'get_global_mesh', 'mark_sharding', 'clear_sharding',
-           'mark_sharding_with_gradients', 'enable_manual_sharding', 'disable_manual_sharding']
+           'mark_sharding_with_gradients', 'enable_manual_sharding', 'disable_manual_sharding',
+           'xla_patched_nn_linear_forward']
 
 
 class Mesh:
@@ -91,3 +97,9 @@ mark_sharding_with_gradients = _unsupported('mark_sharding_with_gradients')
 clear_sharding = _unsupported('clear_sharding')
 enable_manual_sharding = _unsupported('enable_manual_sharding')
 disable_manual_sharding = _unsupported('disable_manual_sharding')
+
+
+def xla_patched_nn_linear_forward(m, input):
+  """The forward of the nn.Linear `m` on `input` through XLAPatchedLinear (for
+  apply_xla_patch_to_nn_linear): the same values and gradients as m(input)."""
+  return XLAPatchedLinear.apply(input, m.weight, m.bias)

@@ -1,0 +1,1 @@
+"""Helpers for tests and training scripts (torch_xla.test.test_utils)."""
