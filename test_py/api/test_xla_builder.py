@@ -164,6 +164,18 @@ def test_convert_and_bitcast():
   close(run(lambda x: x.bitcast(xb.Type.S32), a), a.view(torch.int32))
 
 
+def test_complex_values():
+  c = torch.randn(3, dtype=torch.complex64)
+  real, imag, conj, magnitude, doubled = run(
+      lambda a: xb.Op.tuple((a.real(), a.imag(), a.conj(), a.abs(), a + xb.Op.
+                             constant(a.builder(), c))), c)
+  close(real, c.real)
+  close(imag, c.imag)
+  close(conj, c.conj().resolve_conj())
+  close(magnitude, c.abs())
+  close(doubled, c + c)
+
+
 def test_select_and_clamp():
   p = torch.rand(3, 4) > 0.5
   a, b = torch.randn(3, 4), torch.randn(3, 4)
@@ -494,9 +506,10 @@ def test_computation_reused_across_steps_compiles_once():
   for step in range(3):
     if step == 1:
       met.clear_all()
-    y = op(x.to(DEV) + step)
+    shift = 0.25 * (step + 1)  # a graph parameter: every step has one graph
+    y = op(x.to(DEV) + shift)
     torch_xla.sync()
-    close(y.cpu(), (x + step).exp() - (x + step))
+    close(y.cpu(), (x + shift).exp() - (x + shift))
   assert met.counter_value('UncachedCompile') in (None, 0)
 
 
