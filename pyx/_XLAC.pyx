@@ -1,7 +1,8 @@
 # distutils: language = c++
 # cython: language_level=3
 """The compiled core of torch_xla: device, sync, RNG, memory and metrics functions
-over the C++ runtime. Importing it registers the XLA kernels with PyTorch."""
+over the C++ runtime, calls of xla_builder computations, and DLPack views of buffers.
+Importing it registers the XLA kernels with PyTorch."""
 
 from libc.stdint cimport int64_t, uint64_t
 from libcpp cimport bool as cbool
@@ -115,6 +116,13 @@ cdef extern from "python_tensors.h" namespace "torch_xla::python":
     object AllToAll(PyObject* tensor, int64_t split_dim, int64_t concat_dim, int64_t split_count,
                     const vector[vector[int64_t]]& groups) except +RaisePyError
     object CollectivePermute(PyObject* tensor, const vector[pair[int64_t, int64_t]]& pairs) except +RaisePyError
+    object CallUserComputation(const string& op_name, PyObject* inputs, const string& symbol,
+                               const string& function_text, const vector[pair[string, vector[int64_t]]]& parameters,
+                               const vector[pair[string, vector[int64_t]]]& results) except +RaisePyError
+    pair[string, vector[int64_t]] BuilderShapeOf(PyObject* tensor) except +RaisePyError
+    object HostViewOfXlaTensor(PyObject* tensor) except +RaisePyError
+    object XlaTensorFromHostMemory(PyObject* tensor, int ordinal, cbool* shared) except +RaisePyError
+    uint64_t UnsafeBufferPointer(PyObject* tensor) except +RaisePyError
 
 
 def _set_default_plugin_path(str kind, str path):
@@ -381,3 +389,54 @@ def _xla_collective_permute(tensor, pairs):
     for source, target in pairs:
         c_pairs.push_back(pair[int64_t, int64_t](int(source), int(target)))
     return CollectivePermute(<PyObject*>tensor, c_pairs)
+
+# ---- computations built in Python (torch_xla.core.xla_builder)
+
+cdef vector[pair[string, vector[int64_t]]] _builder_shapes(shapes):
+    cdef vector[pair[string, vector[int64_t]]] out
+    cdef vector[int64_t] dims
+    for type_name, sizes in shapes:
+        dims = [int(d) for d in sizes]
+        out.push_back(pair[string, vector[int64_t]](type_name.encode(), dims))
+    return out
+
+def _xla_user_computation(str op_name, inputs, computation):
+    """The results (a list of XLA tensors) of the xla_builder computation called on the
+    XLA tensors `inputs`, one per parameter leaf."""
+    inputs = list(inputs)
+    return CallUserComputation(op_name.encode(), <PyObject*>inputs, computation.symbol.encode(),
+                               computation.function_text.encode(),
+                               _builder_shapes(computation.flat_parameter_shapes),
+                               _builder_shapes(computation.flat_result_shapes))
+
+def _xla_op_tensor_shape(tensor, device=''):
+    """{'type': XLA element type name, 'sizes': dims} of the tensor as the device holds it."""
+    cdef pair[string, vector[int64_t]] shape = BuilderShapeOf(<PyObject*>tensor)
+    return {'type': shape.first.decode(), 'sizes': tuple(shape.second)}
+
+# ---- sharing memory with other frameworks (torch_xla.utils.dlpack)
+
+def _xla_host_view(tensor):
+    """A CPU tensor over the memory of the XLA tensor's buffer (CPU device only)."""
+    return HostViewOfXlaTensor(<PyObject*>tensor)
+
+def _xla_from_host_memory(tensor, int device):
+    """(XLA tensor on xla:device holding the CPU tensor's data, whether it shares its memory)."""
+    cdef cbool shared = False
+    result = XlaTensorFromHostMemory(<PyObject*>tensor, device, &shared)
+    return result, shared
+
+def _to_dlpack(tensor):
+    """A DLPack capsule over the XLA tensor's buffer memory."""
+    from torch.utils import dlpack
+    return dlpack.to_dlpack(HostViewOfXlaTensor(<PyObject*>tensor))
+
+def _from_dlpack(capsule, device=None):
+    """An XLA tensor holding a DLPack capsule's data (sharing its memory where it can)."""
+    from torch.utils import dlpack
+    host = dlpack.from_dlpack(capsule)
+    return _xla_from_host_memory(host, CurrentDevice() if device is None else int(device))[0]
+
+def _unsafe_buffer_pointer(tensor):
+    """The address of the XLA tensor's buffer memory (computing the tensor first if pending)."""
+    return UnsafeBufferPointer(<PyObject*>tensor)

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "aten/api.h"
+#include "aten/dlpack.h"
 #include "distributed/collectives.h"
+#include "ops/user_computation.h"
 
 namespace torch_xla::python {
 
@@ -97,5 +99,24 @@ inline PyObject* AllToAll(PyObject* tensor, int64_t split_dim, int64_t concat_di
 inline PyObject* CollectivePermute(PyObject* tensor, const std::vector<std::pair<int64_t, int64_t>>& pairs) {
   return THPVariable_Wrap(torch_xla::CollectivePermute(UnpackTensor(tensor), pairs));
 }
+
+inline PyObject* CallUserComputation(const std::string& op_name, PyObject* inputs, const std::string& symbol,
+                                     const std::string& function_text, const std::vector<BuilderShape>& parameters,
+                                     const std::vector<BuilderShape>& results) {
+  return WrapTensors(
+      torch_xla::CallUserComputation(op_name, UnpackTensors(inputs), symbol, function_text, parameters, results));
+}
+
+inline BuilderShape BuilderShapeOf(PyObject* tensor) { return torch_xla::BuilderShapeOf(UnpackTensor(tensor)); }
+
+inline PyObject* HostViewOfXlaTensor(PyObject* tensor) {
+  return THPVariable_Wrap(torch_xla::HostViewOfXlaTensor(UnpackTensor(tensor)));
+}
+
+inline PyObject* XlaTensorFromHostMemory(PyObject* tensor, int ordinal, bool* shared) {
+  return THPVariable_Wrap(torch_xla::XlaTensorFromHostMemory(UnpackTensor(tensor), ordinal, shared));
+}
+
+inline uint64_t UnsafeBufferPointer(PyObject* tensor) { return torch_xla::UnsafeBufferPointer(UnpackTensor(tensor)); }
 
 }  // namespace torch_xla::python

@@ -374,6 +374,15 @@ void LoweringContext::SetLastOrderedCall(Ssa call) {
   if (!InRegion()) last_ordered_call_ = call;
 }
 
+void LoweringContext::AddFunction(const std::string& symbol, const std::string& text) {
+  auto [it, inserted] = function_texts_.try_emplace(symbol, text);
+  if (inserted) {
+    function_order_.push_back(symbol);
+  } else if (it->second != text) {
+    throw std::logic_error("lowering: two different functions named @" + symbol);
+  }
+}
+
 std::string LoweringContext::Finish(const std::vector<Ssa>& given_results, int num_replicas) {
   std::vector<Ssa> results;
   for (Ssa r : given_results) {
@@ -401,7 +410,13 @@ std::string LoweringContext::Finish(const std::vector<Ssa>& given_results, int n
   }
   m += ") : (";
   AppendTypes(m, result_types);
-  m += ") -> ()\n  }\n}\n";
+  m += ") -> ()\n  }\n";
+  for (const std::string& symbol : function_order_) {
+    m += "  ";
+    m += function_texts_.at(symbol);
+    m += "\n";
+  }
+  m += "}\n";
   return m;
 }
 

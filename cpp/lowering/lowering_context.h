@@ -95,6 +95,12 @@ class LoweringContext {
   std::optional<Ssa> LastOrderedCall() const;
   void SetLastOrderedCall(Ssa call);
 
+  // Adds the definition of a function the graph calls (`text`, a func.func named
+  // `symbol`: a computation built in Python, ir/user_function.h) to the module, after
+  // @main. Declaring a symbol again with the same text does nothing; with another text
+  // it throws std::logic_error.
+  void AddFunction(const std::string& symbol, const std::string& text);
+
   // The module text returning `results`, each in its device form.
   std::string Finish(const std::vector<Ssa>& results, int num_replicas);
 
@@ -109,6 +115,8 @@ class LoweringContext {
   std::optional<Ssa> last_ordered_call_;
   std::vector<int> parameter_aliases_;  // aliased output per parameter, or -1
   std::string body_;
+  std::unordered_map<std::string, std::string> function_texts_;  // by symbol (AddFunction)
+  std::vector<std::string> function_order_;                        // symbols, as added
   std::string location_;  // " loc(...)" appended to each operation, or ""
   int region_counter_ = 0;
   struct ValueKey {

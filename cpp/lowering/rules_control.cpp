@@ -1,4 +1,6 @@
-// Lowering rules of control flow: stablehlo.while over IR regions (ir/region.h).
+// Lowering rules of control flow: stablehlo.while over IR regions (ir/region.h), and
+// calls of the functions built in Python (ir/user_function.h).
+#include "ir/user_function.h"
 #include "lowering/lowering_context.h"
 
 namespace torch_xla::lowering {
@@ -13,6 +15,15 @@ std::vector<Ssa> LowerWhile(LoweringContext& ctx, const Node& node, const std::v
   return ctx.EmitWithRegions("stablehlo.while", operands, node.shapes(), regions, {});
 }
 LoweringRule while_rule("stablehlo.while", LowerWhile);
+
+// The function joins the module beside @main (once per module); the node becomes
+// `func.call @symbol(operands)`, which XLA inlines.
+std::vector<Ssa> LowerUserCall(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  const ir::UserFunction& function = static_cast<const ir::UserCallNode&>(node).function();
+  ctx.AddFunction(function.symbol, function.text);
+  return ctx.EmitMulti("func.call", operands, node.shapes(), "callee = @" + function.symbol);
+}
+LoweringRule user_call_rule("xla::user_computation", LowerUserCall);
 
 }  // namespace
 }  // namespace torch_xla::lowering

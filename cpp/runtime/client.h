@@ -182,6 +182,13 @@ class Client {
                              int device);
   // Copies a buffer to host memory; blocks. dst_bytes must equal buffer.byte_size().
   void TransferFromDevice(const Buffer& buffer, void* dst, std::size_t dst_bytes);
+  // A buffer on `device` over memory the caller owns (another framework's tensor, shared
+  // through DLPack), without a copy: PJRT_Client_CreateViewOfDeviceBuffer. `data` holds the
+  // elements of `dims` densely in row-major order; PJRT calls `on_delete(data, arg)` once
+  // it no longer uses the memory. Throws RuntimeError where the plugin cannot make such a
+  // view (runtime/external_memory.cpp).
+  BufferPtr ViewOfMemory(void* data, ElementType type, const std::vector<int64_t>& dims, int device,
+                         void (*on_delete)(void* data, void* arg), void* arg);
 
   // Compiles a StableHLO module (MLIR text). The error of a failed compile carries the
   // plugin's message. num_replicas > 1 compiles for replicated execution, replica r on
