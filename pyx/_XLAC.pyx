@@ -56,6 +56,21 @@ cdef extern from "runtime/metrics.h" namespace "torch_xla::metrics":
     void ClearMetrics() except +RaisePyError
     string Report() except +RaisePyError
 
+cdef extern from "runtime/trace_recorder.h" namespace "torch_xla::runtime::trace":
+    cdef cppclass TraceEvent:
+        string name
+        int64_t start_ns
+        int64_t end_ns
+        int64_t thread
+        string track
+        vector[pair[string, string]] args
+    cbool Recording()
+    int64_t NowNs()
+    int64_t CurrentThreadId()
+    cbool StartRecording() except +RaisePyError
+    vector[TraceEvent] StopRecording(int64_t* dropped) except +RaisePyError
+    void Record(TraceEvent event) except +RaisePyError
+
 cdef extern from "aten/api.h" namespace "torch_xla":
     int DeviceCount() except +RaisePyError
     string DeviceKind() except +RaisePyError
@@ -440,3 +455,42 @@ def _from_dlpack(capsule, device=None):
 def _unsafe_buffer_pointer(tensor):
     """The address of the XLA tensor's buffer memory (computing the tensor first if pending)."""
     return UnsafeBufferPointer(<PyObject*>tensor)
+
+# ---- the profiler's trace events (runtime/trace_recorder.h)
+
+def _xla_trace_start():
+    """Starts recording trace events; False when a trace is being recorded already."""
+    return StartRecording()
+
+def _xla_trace_stop():
+    """Stops recording: ([(name, start_ns, end_ns, thread, track, {arg: value})], the
+    count of events left out beyond the bound on a trace)."""
+    cdef int64_t dropped = 0
+    cdef vector[TraceEvent] events = StopRecording(&dropped)
+    out = []
+    for e in events:
+        out.append((e.name.decode(errors='replace'), e.start_ns, e.end_ns, e.thread,
+                    e.track.decode(errors='replace'),
+                    {k.decode(errors='replace'): v.decode(errors='replace') for k, v in e.args}))
+    return out, dropped
+
+def _xla_trace_recording():
+    return Recording()
+
+def _xla_trace_now_ns():
+    """The trace events' clock (steady, as time.monotonic_ns())."""
+    return NowNs()
+
+def _xla_trace_record(str name, int64_t start_ns, int64_t end_ns, args=None):
+    """Records a span of the calling thread while a trace is being recorded."""
+    if not Recording():
+        return
+    cdef TraceEvent event
+    event.name = name.encode()
+    event.start_ns = start_ns
+    event.end_ns = end_ns
+    event.thread = CurrentThreadId()
+    if args:
+        for key, value in args.items():
+            event.args.push_back(pair[string, string](str(key).encode(), str(value).encode()))
+    Record(event)

@@ -3,7 +3,8 @@
 // through to the XLA kernels unchanged; the named ones take PyTorch's own op lists and
 // cast policies (the lists CUDA uses), so a script mixes precision on the device exactly
 // as it would on a GPU: matmuls and convolutions in the autocast dtype (bfloat16 by
-// default on XLA), reductions, norms and losses in float32, mixed-input ops promoted.
+// default on XLA), reductions, norms and losses in float32, mixed-input ops promoted;
+// and torch_xla's three additions to them (below).
 #include <ATen/autocast_mode.h>
 #include <torch/library.h>
 
@@ -36,6 +37,13 @@ TORCH_LIBRARY_IMPL(aten, AutocastXLA, m) {
   AT_FORALL_FP32_SET_OPT_DTYPE(XLA_AUTOCAST_FP32_SET_OPT_DTYPE)
   AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(XLA_AUTOCAST_DIFFERENT_SIGNATURE)
   AT_FORALL_PROMOTE(XLA_AUTOCAST_PROMOTE)
+
+  // torch_xla's additions for XLA devices, so that a region computes what it computes
+  // under torch_xla: relu and max_pool2d in the lower precision (they keep the bfloat16
+  // of the convolutions and matmuls before them), batch_norm in float32 (its statistics).
+  KERNEL(c10::DeviceType::XLA, relu, lower_precision_fp)
+  KERNEL(c10::DeviceType::XLA, max_pool2d, lower_precision_fp)
+  KERNEL(c10::DeviceType::XLA, batch_norm, fp32)
 
 #undef XLA_AUTOCAST_LOWER_PRECISION
 #undef XLA_AUTOCAST_FP32

@@ -26,6 +26,7 @@
 #include "runtime/bounded_map.h"
 #include "runtime/metrics.h"
 #include "runtime/persistent_cache.h"
+#include "runtime/trace_recorder.h"
 
 namespace torch_xla::exec {
 namespace {
@@ -311,6 +312,13 @@ ComputationCache& Cache() {
   return *cache;
 }
 
+// A graph's hash as the debugging aids print it: "3f2a9c..." (16 hex digits).
+std::string GraphId(hash_t hash) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
 // What the persistent cache keys an executable by: everything the plugin compiles from
 // (the module, its replicas and their devices, XLA_FLAGS) and the plugin itself. A
 // single-device executable is portable: its device is not part of it.
@@ -331,6 +339,8 @@ runtime::CacheKey PersistentKey(const std::string& module, const std::vector<int
 // compiled and stored again.
 runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const std::vector<int>& replica_devices) {
   return Cache().GetOrCompile(key, [&] {
+    runtime::trace::TraceScope span("XLAGraphExecutor::Compile");
+    if (span.active()) span.AddArg("graph", GraphId(g.hash));
     const int replicas = static_cast<int>(replica_devices.size());
     if (DebugLevel() >= 1) {
       std::vector<std::string> inputs, outputs;
@@ -338,7 +348,11 @@ runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const s
       for (const Value& r : g.roots) outputs.push_back(r.shape().ToString());
       ExplainCompilation(g.hash, inputs, outputs, g.nodes.size());
     }
-    std::string module = Lower(g, replicas);
+    std::string module;
+    {
+      runtime::trace::TraceScope lowering("XLAGraphExecutor::Lower");
+      module = Lower(g, replicas);
+    }
     runtime::Client& client = runtime::Client::Get();
     std::shared_ptr<runtime::PersistentCache> disk = runtime::ActivePersistentCache();
     runtime::CacheKey disk_key;
@@ -512,9 +526,7 @@ void CountDonations(std::size_t count, std::size_t to_updates) {
 // "graph 3f2a... (120 ops, 9 inputs; collectives: all_reduce(f32[10], f32[10, 5]) -> ...)",
 // for the errors of replicated launches.
 std::string DescribeGraph(const PostOrderGraph& g) {
-  char hash[32];
-  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(g.hash));
-  std::string out = std::string("graph ") + hash + " (" + std::to_string(g.nodes.size()) + " ops, " +
+  std::string out = "graph " + GraphId(g.hash) + " (" + std::to_string(g.nodes.size()) + " ops, " +
                     std::to_string(g.parameters.size()) + " inputs; collectives: ";
   constexpr std::size_t kMaxListed = 4;
   for (std::size_t i = 0; i < g.collectives.size() && i < kMaxListed; ++i) {
@@ -609,12 +621,21 @@ LaunchRendezvous::Ticket ArriveReplicated(Replication& replication, int device, 
 // complete for a replicated graph.
 std::optional<Launch> StartGraph(int device, const std::vector<XlaTensorPtr>& tensors, bool all_pending) {
   if (tensors.empty()) return std::nullopt;
+  runtime::trace::TraceScope span("XLAGraphExecutor::SyncTensorsGraph");
   Launch launch;
   launch.tensors = tensors;
   std::vector<Value> roots = CollectRoots(tensors, &launch.root_of);
   PostOrderGraph g = BuildGraph(roots);
   static metrics::Metric* graph_size = metrics::GetMetric("TensorsGraphSize", metrics::Unit::kCount);
   graph_size->AddSample(static_cast<double>(g.nodes.size()));
+  if (span.active()) {
+    // No graph id yet: the donations assigned at the launch change the graph's hash
+    // (XLAGraphExecutor::Compile names the graph it compiles).
+    span.AddArg("device", "xla:" + std::to_string(device));
+    span.AddArg("ops", std::to_string(g.nodes.size()));
+    span.AddArg("inputs", std::to_string(g.parameters.size()));
+    span.AddArg("outputs", std::to_string(roots.size()));
+  }
   g.roots = std::move(roots);
   g.updated_parameter.assign(g.roots.size(), -1);
   for (std::size_t i = 0; i < tensors.size(); ++i) {

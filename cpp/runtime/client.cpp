@@ -29,6 +29,7 @@
 #include "runtime/pjrt_event.h"
 #include "runtime/plugin_discovery.h"
 #include "runtime/plugin_loader.h"
+#include "runtime/trace_recorder.h"
 
 namespace torch_xla::runtime {
 
@@ -587,6 +588,7 @@ PJRT_Device* Client::device(int index) const {
 
 BufferPtr Client::TransferToDevice(const void* data, ElementType type,
                                    const std::vector<int64_t>& dims, int device_index) {
+  trace::TraceScope span("PjRtComputationClient::TransferToDevice");
   PJRT_Device* target = device(device_index);
   int64_t element_count = 1;
   for (int64_t dim : dims) {
@@ -613,10 +615,19 @@ BufferPtr Client::TransferToDevice(const void* data, ElementType type,
   // Owned before awaiting, so a failed transfer still frees the buffer.
   auto buffer = std::make_shared<Buffer>(args.buffer, type, dims, device_index);
   AwaitAndDestroyEvent(api_, args.done_with_host_buffer);
+  if (span.active()) {
+    span.AddArg("device", "xla:" + std::to_string(device_index));
+    span.AddArg("bytes", std::to_string(buffer->byte_size()));
+  }
   return buffer;
 }
 
 void Client::TransferFromDevice(const Buffer& buffer, void* dst, std::size_t dst_bytes) {
+  trace::TraceScope span("PjRtComputationClient::TransferFromDevice");
+  if (span.active()) {
+    span.AddArg("device", "xla:" + std::to_string(buffer.device()));
+    span.AddArg("bytes", std::to_string(dst_bytes));
+  }
   if (dst_bytes != buffer.byte_size()) {
     throw RuntimeError("TransferFromDevice: destination has " + std::to_string(dst_bytes) +
                        " bytes, the buffer " + std::to_string(buffer.byte_size()));
@@ -634,6 +645,11 @@ void Client::TransferFromDevice(const Buffer& buffer, void* dst, std::size_t dst
 
 ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas,
                               const std::vector<int>& replica_devices) {
+  trace::TraceScope span("PjRtComputationClient::Compile");
+  if (span.active()) {
+    span.AddArg("replicas", std::to_string(num_replicas));
+    span.AddArg("module_bytes", std::to_string(mlir_module.size()));
+  }
   if (num_replicas < 1 || num_replicas > device_count()) {
     throw RuntimeError("Compile: num_replicas " + std::to_string(num_replicas) +
                        " must be in [1, " + std::to_string(device_count()) + "]");
@@ -697,6 +713,7 @@ std::string Client::SerializeExecutable(const Executable& executable) {
 }
 
 ExecutablePtr Client::DeserializeExecutable(const std::string& bytes, int num_replicas) {
+  trace::TraceScope span("PjRtComputationClient::DeserializeExecutable");
   auto args = PJRT_ARGS(PJRT_Executable_DeserializeAndLoad_Args);
   args.client = client_;
   args.serialized_executable = bytes.data();
@@ -711,6 +728,27 @@ ExecutablePtr Client::DeserializeExecutable(const std::string& bytes, int num_re
   }
 }
 
+namespace {
+
+// While a trace runs: the span of an execution on its device's timeline ("xla:N"), from
+// its enqueueing to its completion, recorded when the completion event fires.
+void TraceExecution(const PJRT_Api* api, PJRT_Event* completion, int device, int64_t enqueued_ns) {
+  trace::BeginPendingSpan();
+  bool registered = internal::OnEventReady(api, completion, [device, enqueued_ns](bool ok) {
+    trace::TraceEvent event;
+    event.name = "Execution";
+    event.start_ns = enqueued_ns;
+    event.end_ns = trace::NowNs();
+    event.thread = trace::CurrentThreadId();
+    event.track = "xla:" + std::to_string(device);
+    if (!ok) event.args.emplace_back("error", "the execution failed");
+    trace::Record(std::move(event));
+    trace::EndPendingSpan();
+  });
+  if (!registered) trace::EndPendingSpan();
+}
+
+}  // namespace
 
 // Executions that allocate at least this much wait for the device's earlier executions
 // before they are enqueued (see Execute).
@@ -720,6 +758,7 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
     const Executable& executable, const std::vector<std::vector<Buffer*>>& arguments,
     const std::vector<int>& devices, const std::vector<int64_t>& donated,
     std::vector<BufferPtr> release_after, const std::vector<std::vector<int64_t>>& output_dims) {
+  trace::TraceScope span("PjRtComputationClient::ExecuteComputation");
   const std::size_t num_launches = arguments.size();
   if (!output_dims.empty() && output_dims.size() != executable.num_outputs()) {
     throw RuntimeError("Execute: " + std::to_string(output_dims.size()) + " output shapes given for " +
@@ -815,11 +854,21 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
   // their compile-time assignment.
   args.execute_device = num_launches == 1 ? device(devices[0]) : nullptr;
   const auto start = std::chrono::steady_clock::now();
+  const int64_t enqueued_ns = span.active() ? trace::NowNs() : 0;
   PJRT_CALL(api_, PJRT_LoadedExecutable_Execute, args);
   std::shared_ptr<ExecutionTiming> timing = ExecutionTiming::Start(api_, events, start);
+  if (span.active()) {
+    for (std::size_t r = 0; r < num_launches; ++r) TraceExecution(api_, events[r], devices[r], enqueued_ns);
+  }
   const uint64_t launch =
       pending_->Add(api_, events, devices, std::make_shared<ExecutionHold>(std::move(release_after)), timing);
 
+  if (span.active()) {
+    std::string on;
+    for (int d : devices) on += (on.empty() ? "xla:" : ", xla:") + std::to_string(d);
+    span.AddArg("devices", on);
+    span.AddArg("launch", std::to_string(launch));
+  }
   std::vector<std::vector<BufferPtr>> results(num_launches);
   try {
     for (std::size_t r = 0; r < num_launches; ++r) {

@@ -1,5 +1,6 @@
 #pragma once
 // Internal: waiting on PJRT events, which the caller always owns and must destroy.
+#include <functional>
 #include <optional>
 
 #include "pjrt_c_api.h"
@@ -16,5 +17,10 @@ void AwaitAndDestroyEvent(const PJRT_Api* api, PJRT_Event* event);
 // Whether `event` is ready, without waiting; nullopt (the error released) where PJRT
 // cannot say.
 std::optional<bool> EventIsReady(const PJRT_Api* api, PJRT_Event* event);
+
+// Calls `done` once `event` is ready (on a thread of the plugin, or at once when it is
+// ready already) with whether it completed without error; the error is released. The
+// event may be destroyed before then. False (and `done` never called) where PJRT refuses.
+bool OnEventReady(const PJRT_Api* api, PJRT_Event* event, std::function<void(bool ok)> done);
 
 }  // namespace torch_xla::runtime::internal

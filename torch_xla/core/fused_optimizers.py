@@ -51,8 +51,11 @@ def _unless_inf(found_inf, updated, original):
   return [torch.where(skip, o, u) for u, o in zip(updated, original)]
 
 
-def _adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr, beta1, beta2, weight_decay,
-          eps, amsgrad, maximize, grad_scale, found_inf, decoupled):
+def adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr, beta1, beta2, weight_decay,
+                eps, amsgrad, maximize, grad_scale, found_inf, decoupled):
+  """Adam's (decoupled: AdamW's) update for step counts `state_steps` (already counted):
+  the new params, gradients (unscaled), exp_avgs, exp_avg_sqs and max_exp_avg_sqs, each
+  the old value where found_inf is set. Also the step of torch_xla.amp.syncfree.Adam."""
   grads_in = list(grads)
   grads, directions = _unscaled(grads_in, grad_scale, maximize)
   new_params, new_avgs, new_sqs, new_maxes = [], [], [], []
@@ -138,7 +141,7 @@ def _adam_entry(decoupled):
 
   def compute(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr, beta1, beta2,
               weight_decay, eps, amsgrad, maximize, grad_scale=None, found_inf=None):
-    return _adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr=lr, beta1=beta1,
+    return adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr=lr, beta1=beta1,
                  beta2=beta2, weight_decay=weight_decay, eps=eps, amsgrad=amsgrad, maximize=maximize,
                  grad_scale=grad_scale, found_inf=found_inf, decoupled=decoupled)
 
