@@ -342,6 +342,11 @@ runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const s
     runtime::trace::TraceScope span("XLAGraphExecutor::Compile");
     if (span.active()) span.AddArg("graph", GraphId(g.hash));
     const int replicas = static_cast<int>(replica_devices.size());
+    // InputOutputAliasCount: the inputs each new graph gives its outputs to write in
+    // place (zero included), one sample per graph, as the reference records it.
+    static metrics::Metric* aliases = metrics::GetMetric("InputOutputAliasCount", metrics::Unit::kCount);
+    aliases->AddSample(static_cast<double>(
+        std::count_if(g.aliased_output.begin(), g.aliased_output.end(), [](int output) { return output >= 0; })));
     if (DebugLevel() >= 1) {
       std::vector<std::string> inputs, outputs;
       for (const Node* p : g.parameters) inputs.push_back(p->shape().ToString());
@@ -513,12 +518,9 @@ std::vector<runtime::Buffer*> RawPointers(const std::vector<runtime::BufferPtr>&
 // DonatedBuffers: buffers an execution overwrote with a result; DonatedToUpdates: those
 // whose result was the update of the tensor that held them (the rest took a result of
 // the same shape, which can cost XLA copies).
-// InputOutputAliasCount: the donated buffers of each execution, zero included.
 void CountDonations(std::size_t count, std::size_t to_updates) {
   static metrics::Counter* donations = metrics::GetCounter("DonatedBuffers");
   static metrics::Counter* in_place = metrics::GetCounter("DonatedToUpdates");
-  static metrics::Metric* aliases = metrics::GetMetric("InputOutputAliasCount", metrics::Unit::kCount);
-  aliases->AddSample(static_cast<double>(count));
   if (count > 0) donations->Add(static_cast<int64_t>(count));
   if (to_updates > 0) in_place->Add(static_cast<int64_t>(to_updates));
 }

@@ -72,7 +72,7 @@ def test_graph_size_alias_and_executor_metrics():
   torch_xla.sync()
   graph_samples = met.metric_data('TensorsGraphSize')
   assert graph_samples[0] == 1 and graph_samples[1] >= 3
-  # An execution records how many inputs it donated, zero included.
+  # A new graph records how many inputs it donates, zero included.
   assert met.metric_data('InputOutputAliasCount')[0] == 1
   for name in ('UnwrapXlaData', 'WrapXlaData', 'DeviceLockWait'):
     assert met.metric_data(name)[0] >= 1, name
@@ -80,13 +80,17 @@ def test_graph_size_alias_and_executor_metrics():
 
 
 def test_in_place_update_is_an_alias():
-  w = torch.ones(64, device=DEV)
+  w = torch.ones(65, device=DEV)
   torch_xla.sync()
   met.clear_all()
   w.add_(1)
   torch_xla.sync()
-  assert met.metric_data('InputOutputAliasCount')[1] == 1
-  assert torch.equal(w.cpu(), torch.full((64,), 2.0))
+  assert met.metric_data('InputOutputAliasCount')[:2] == (1, 1)
+  # The same graph again: no new sample.
+  w.add_(1)
+  torch_xla.sync()
+  assert met.metric_data('InputOutputAliasCount')[:2] == (1, 1)
+  assert torch.equal(w.cpu(), torch.full((65,), 3.0))
 
 
 def test_execute_time_covers_the_execution():
