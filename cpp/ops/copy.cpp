@@ -1,7 +1,8 @@
 // Kernels that move data: copies between devices and into existing tensors (copy,
 // _copy_from, _copy_from_and_resize, _propagate_xla_data), dtype and device casts
-// (_to_copy), clone, resize_, and item() (_local_scalar_dense).
+// (_to_copy), clone, resize_, item() (_local_scalar_dense), and lift/lift_fresh.
 #include <ATen/ATen.h>
+#include <ATen/FunctionalTensorWrapper.h>
 
 #include "XLANativeFunctions.h"
 #include "aten/transfer.h"
@@ -148,6 +149,29 @@ at::Tensor XLANativeFunctions::clone(const at::Tensor& self, std::optional<at::M
   XLA_COUNT("clone");
   XlaTensorPtr x = GetXlaTensor(self, "clone");
   return AtenFromIr(x->GetIrValue(), x->device());
+}
+
+namespace {
+// torch.tensor(data, device='xla') builds its tensor with functionalization excluded
+// and then lifts it, which reaches this key because the new tensor has no
+// Functionalize key of its own: the lift wraps it as every user tensor is wrapped.
+// Without the wrapper, an in-place op mixing it with wrapped tensors breaks.
+at::Tensor Lift(const at::Tensor& self) {
+  if (!IsXlaTensor(self) || at::functionalization::impl::isFunctionalTensor(self) ||
+      c10::impl::tls_local_dispatch_key_set().excluded_.has(c10::DispatchKey::Functionalize))
+    return self;
+  return at::functionalization::impl::to_functional_tensor(self);
+}
+}  // namespace
+
+at::Tensor XLANativeFunctions::lift(const at::Tensor& self) {
+  XLA_COUNT("lift");
+  return Lift(self);
+}
+
+at::Tensor XLANativeFunctions::lift_fresh(const at::Tensor& self) {
+  XLA_COUNT("lift_fresh");
+  return Lift(self);
 }
 
 // tensor.item(): runs the tensor's graph and reads the one element back.

@@ -400,3 +400,15 @@ def test_fallback_counter():
   assert torch.equal(v.cpu(), torch.tensor([[0], [2]]))
   assert counter('aten::nonzero') >= 1
   assert 'aten::nonzero' in met.short_metrics_report()
+
+
+def test_a_tensor_built_on_the_device_is_wrapped_like_any_other():
+  # torch.tensor(data, device=...) lifts its new tensor; an in-place op that mixes it
+  # with tensors moved by .to() must work alike.
+  a = torch.tensor([1.0, 2.0], device=DEV)
+  b = torch.ones(2).to(DEV)
+  assert torch._is_functional_tensor(a) and torch._is_functional_tensor(b)
+  found = torch.zeros((), device=DEV)
+  torch._amp_foreach_non_finite_check_and_unscale_([a, b], found, torch.tensor(0.5, device=DEV))
+  a.add_(b)
+  assert a.cpu().tolist() == [1.0, 1.5] and found.item() == 0.0
