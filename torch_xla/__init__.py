@@ -76,6 +76,13 @@ from .core import custom_ops as _custom_ops  # noqa: E402
 
 _custom_ops.functionalize_namespaces()
 
+from . import _device_module  # noqa: E402
+
+# torch.xla, which PyTorch looks up by device type (once: importlib.reload(torch_xla)
+# must not register it again).
+if not hasattr(torch, 'xla'):
+  torch._register_device_module('xla', _device_module)
+
 from .core import fused_optimizers as _fused_optimizers  # noqa: E402
 
 _fused_optimizers.install()
