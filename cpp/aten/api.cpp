@@ -102,18 +102,29 @@ bool IsDonatedPlaceholder(const at::Tensor& tensor) {
   return buffer && buffer->IsDeleted();
 }
 
+namespace {
+// A shape as XLA writes it ("c64[4]" where our IR says "complex<f32>[4]").
+std::string XlaShapeText(const ir::Shape& shape) {
+  std::string text = shape.ToString();
+  for (auto [ours, xla] : {std::pair<const char*, const char*>{"complex<f32>", "c64"}, {"complex<f64>", "c128"}}) {
+    if (text.rfind(ours, 0) == 0) text = xla + text.substr(std::string(ours).size());
+  }
+  return text;
+}
+}  // namespace
+
 std::string TensorDebugInfo(const at::Tensor& tensor) {
   if (!tensor.defined() || !tensor.is_xla()) return "Not a XLATensor\n";
   XlaTensorPtr x = GetXlaTensor(tensor, "_get_xla_tensor_debug_info");
   std::ostringstream out;
   out << "XLATensor {\nTensorID: " << x->id() << "\nDevice: xla:" << x->device()
-      << "\nXLA Shape: " << x->shape().ToString() << "\n";
+      << "\nXLA Shape: " << XlaShapeText(x->shape()) << "\n";
   if (x->is_pending()) {
     out << "IR: " << exec::GetIrText({x}) << "XLAData: None\n";
   } else {
     runtime::BufferPtr buffer = x->buffer();
     out << "IR: None\nXLAData: {\n  Data Device: " << runtime::Client::Get().device_kind() << ":"
-        << buffer->device() << "\n  Data Shape: " << x->shape().ToString()
+        << buffer->device() << "\n  Data Shape: " << XlaShapeText(x->shape())
         << "\n  Donation Requested: " << (buffer->donation_requested() ? "true" : "false")
         << "\n  Deleted: " << (buffer->IsDeleted() ? "true" : "false") << "\n}\n";
   }

@@ -72,6 +72,23 @@ at::Tensor XLANativeFunctions::normal_functional(const at::Tensor& self, double 
   XLA_COUNT("normal");
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   XlaTensorPtr x = GetXlaTensor(self, "normal_");
+  if (runtime::IsComplex(x->shape().type)) {
+    // As eager draws it: both parts normal with the mean and std / sqrt(2), so that the
+    // complex value has variance std^2.
+    runtime::ElementType part = x->shape().type == runtime::ElementType::kC128 ? runtime::ElementType::kF64
+                                                                                : runtime::ElementType::kF32;
+    std::vector<int64_t> dims = x->shape().dims;
+    dims.push_back(2);
+    ir::Shape shape(part, dims);
+    Value z = StandardNormal(x->device(), shape);
+    Value parts = ir::Binary(ir::op::kAdd,
+                             ir::Binary(ir::op::kMultiply, z, ir::Broadcast(IrScalar(std / std::sqrt(2.0), part), dims)),
+                             ir::Broadcast(IrScalar(mean, part), dims));
+    const int64_t last = static_cast<int64_t>(dims.size()) - 1;
+    Value real = ir::Reshape(SliceDim(parts, last, 0, 1), x->shape().dims);
+    Value imag = ir::Reshape(SliceDim(parts, last, 1, 2), x->shape().dims);
+    return AtenFromIr(ir::Complex(real, imag), x->device());
+  }
   TORCH_CHECK(runtime::IsFloating(x->shape().type), "normal_ expects a floating point tensor, got ", DescribeTensor(self));
   runtime::ElementType work = x->shape().type == runtime::ElementType::kF64 ? runtime::ElementType::kF64
                                                                              : runtime::ElementType::kF32;

@@ -3,6 +3,8 @@
 // forms, whose XLA tensor takes the new value).
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 #include "XLANativeFunctions.h"
 #include "aten/xla_tensor_impl.h"
 #include "exec/replication.h"
@@ -84,6 +86,7 @@ at::Tensor& XLANativeFunctions::arange_out(const at::Scalar& start, const at::Sc
                                            at::Tensor& out) {
   XLA_COUNT("arange");
   double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
+  TORCH_CHECK(std::isfinite(s) && std::isfinite(e), "arange: unsupported range: ", s, " -> ", e);
   TORCH_CHECK(st != 0, "arange: step must be nonzero");
   TORCH_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound and larger bound inconsistent with step sign");
   bool integral = start.isIntegral(true) && end.isIntegral(true) && step.isIntegral(true);

@@ -460,3 +460,14 @@ COUNTER_CASES = {
     'random.from': (lambda: torch.randint(2, 9, (3, 4), device=DEV), 'random'),
     'random.to': (lambda: torch.empty(3, 4, dtype=torch.int64, device=DEV).random_(9), 'random'),
 }
+
+
+@pytest.mark.parametrize('dtype', [torch.complex64, torch.complex128])
+def test_normal_of_a_complex_tensor_draws_both_parts(dtype):
+  # As eager: each part has the mean and std / sqrt(2), the value variance std^2.
+  t = torch.empty(20000, dtype=dtype, device=DEV).normal_(mean=0.5, std=2.0).cpu()
+  assert t.dtype == dtype
+  for part in (t.real, t.imag):
+    assert abs(part.mean().item() - 0.5) < 0.05
+    assert abs(part.std().item() - 2.0 / 2 ** 0.5) < 0.05
+  assert torch.randn(4, dtype=dtype, device=DEV).dtype == dtype

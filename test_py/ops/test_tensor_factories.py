@@ -150,3 +150,9 @@ COUNTER_CASES = {
     '_efficientzerotensor': (lambda: torch.ops.aten._efficientzerotensor([2, 3], device=DEV), '_efficientzerotensor'),
     'new_empty_strided': (lambda: _x().new_empty_strided((2, 2), (2, 1)), 'new_empty_strided'),
 }
+
+
+def test_arange_with_a_nan_bound_is_an_unsupported_range():
+  for start, end in ((-5, float('nan')), (float('nan'), 5), (0, float('inf'))):
+    with pytest.raises(RuntimeError, match='unsupported range'):
+      torch.arange(start, end, device=DEV)

@@ -81,3 +81,17 @@ def test_device_index_out_of_range_is_an_index_error():
     torch_xla.device(10)
   with pytest.raises(RuntimeError):
     xm.xla_device(10)
+
+
+def test_torch_xla_is_the_device_module_of_xla():
+  assert torch.get_device_module('xla') is torch.xla
+  assert torch.xla.device_count() == torch_xla.device_count() and torch.xla.is_available()
+  torch.xla.manual_seed(1234)
+  state = torch.xla.get_rng_state()
+  with torch.random.fork_rng(device_type='xla'):
+    inside = torch.rand(3, device='xla').cpu()
+  after = torch.rand(3, device='xla').cpu()
+  # fork_rng restored the state, so the draw after it repeats the draw inside it.
+  assert torch.equal(inside, after)
+  torch.xla.set_rng_state(state)
+  assert torch.equal(torch.rand(3, device='xla').cpu(), inside)
