@@ -87,6 +87,10 @@ from .core import fused_optimizers as _fused_optimizers  # noqa: E402
 
 _fused_optimizers.install()
 
+from .core import clip_grad_norm as _clip_grad_norm  # noqa: E402
+
+_clip_grad_norm.install()
+
 
 def device(n=None):
   """The XLA device `xla:n`; when n is None, the calling replica's device

@@ -451,6 +451,32 @@ def _maybe_convert_to_cpu(data, convert=True):
   return _to_cpu(data) if convert else data
 
 
+class ToXlaTensorArena:
+  """Converts the tensors nested in data in one batch.
+
+  transform(data) collects every value x nested in `data` for which
+  select_fn(x) is true (walking what torch_xla.utils.utils.for_each_instance
+  walks), makes one call convert_fn(list_of_them) that returns their
+  converted forms in the same order (e.g. one transfer of all of them to the
+  device), and returns `data` rebuilt around the converted values. A value
+  referenced several times is converted once and stays shared.
+  """
+
+  def __init__(self, convert_fn, select_fn):
+    self._convert_fn = convert_fn
+    self._select_fn = select_fn
+
+  def transform(self, data):
+    selected = []
+    _xu.for_each_instance(data, self._select_fn, selected.append)
+    converted = list(self._convert_fn(selected)) if selected else []
+    if len(converted) != len(selected):
+      raise ValueError(f'ToXlaTensorArena: convert_fn returned {len(converted)} values for '
+                       f'{len(selected)} selected ones')
+    replacement = {id(x): new for x, new in zip(selected, converted)}
+    return _xu.for_each_instance_rewrite(data, self._select_fn, lambda x: replacement[id(x)])
+
+
 def send_cpu_data_to_device(datas, device, input_sharding=None):
   """`datas` with every CPU tensor nested in it copied to `device`; other
   values are kept. A lone tensor comes back as a one-element list, as in
