@@ -21,6 +21,7 @@
 #include "exec/replication.h"
 #include "ir/builder_collectives.h"
 #include "ir/debug_location.h"
+#include "ir/region.h"
 #include "lowering/lowering_context.h"
 #include "lowering/matmul_precision.h"
 #include "runtime/bounded_map.h"
@@ -35,6 +36,25 @@ using ir::hash_t;
 using ir::Node;
 using ir::Value;
 
+// Per thread: whether the current sync is eager mode's (SyncAsEagerOp), whether syncs may
+// run graphs at all (SetAllowExecution), and the graphs the last sync ran.
+thread_local bool eager_op_sync = false;
+thread_local bool allow_execution = true;
+thread_local std::vector<uint64_t> last_sync_graphs;
+
+// The metric a compile or an execution is timed in: eager mode's own while it syncs an op.
+metrics::Metric* CompileTimeMetric() {
+  static metrics::Metric* compile = metrics::GetMetric("CompileTime");
+  static metrics::Metric* eager = metrics::GetMetric("EagerOpCompileTime");
+  return eager_op_sync ? eager : compile;
+}
+
+metrics::Metric* ExecuteTimeMetric() {
+  static metrics::Metric* execute = metrics::GetMetric("ExecuteTime");
+  static metrics::Metric* eager = metrics::GetMetric("EagerOpExecuteTime");
+  return eager_op_sync ? eager : execute;
+}
+
 // A graph ready to lower or run: nodes in post-order, parameters in order, roots.
 struct PostOrderGraph {
   std::vector<const Node*> nodes;        // every node, operands before users
@@ -47,8 +67,34 @@ struct PostOrderGraph {
   std::vector<int> updated_parameter;    // per root: parameter whose buffer its tensor updates, or -1
   std::size_t donated_to_updates = 0;    // donations paired with the update of their buffer
   std::vector<const Node*> collectives;  // collective ops, in post-order
+  // Buffers that a loop (stablehlo.while) takes as operands: never donated. XLA runs a
+  // loop in place on its operands' buffers; with a donated operand (a tensor made inside
+  // a scanned function, its only reader the loop) the CPU plugin let an independent loop
+  // of the same graph (scan's backward) overwrite it before the forward loop had read
+  // it: the forward's results came out wrong.
+  std::unordered_set<const runtime::Buffer*> loop_operands;
   hash_t hash = 0;                       // structure, shared parameters and output aliasing
 };
+
+// A graph reads a value that only a loop body being traced has (a region parameter).
+struct ValueOfLoopBody : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Whether `v` is computed from a loop body's stand-ins (a slow walk, for the rare sync
+// that meets one).
+bool ReadsLoopBody(const Value& v) {
+  std::unordered_set<const Node*> seen;
+  std::vector<const Node*> stack{v.node.get()};
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n->op() == ir::RegionParameterOp()) return true;
+    for (const Value& o : n->operands()) stack.push_back(o.node.get());
+  }
+  return false;
+}
 
 PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
   // Walk numbers mark visited nodes (Node::MarkVisited); one walk at a time.
@@ -77,6 +123,13 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
       }
       const Node* done = node;
       stack.pop_back();
+      if (done->op() == ir::RegionParameterOp()) {
+        // Only a loop's own sub-graphs may read its block arguments (ir/region.h).
+        throw ValueOfLoopBody(
+            "a tensor computed inside a loop body (while_loop, fori_loop, scan) is used outside it: the body "
+            "updated a tensor from outside in place, kept one of its tensors, or read one on the host (.item(), "
+            "a CPU fallback op); loop bodies must return their results");
+      }
       // Which parameter each leaf operand is. Leaves of one shape hash alike, so the
       // roots' hashes do not tell mul(x, a) from mul(x, b); the graphs differ in this wiring.
       // Each distinct (op, operand slot, parameter) counts once, so a subexpression
@@ -90,6 +143,10 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
       }
       g.nodes.push_back(done);
       if (ir::IsCollective(done->op())) g.collectives.push_back(done);
+      if (done->op() == ir::WhileOp()) {
+        for (const Value& v : done->operands())
+          if (v.node->leaf_kind() == ir::LeafKind::kDeviceData) g.loop_operands.insert(v.node->buffer().get());
+      }
       if (done->leaf_kind() == ir::LeafKind::kDeviceData) {
         auto [it, inserted] = g.parameter_of_buffer.emplace(done->buffer().get(), static_cast<int>(g.parameters.size()));
         if (inserted) {
@@ -128,6 +185,7 @@ std::vector<bool> DonatableParameters(const PostOrderGraph& g, bool only_request
   for (std::size_t i = 0; i < g.parameters.size(); ++i) {
     const Node* p = g.parameters[i];
     if (p->leaf_kind() != ir::LeafKind::kDeviceData) continue;
+    if (g.loop_operands.count(p->buffer().get())) continue;
     const bool requested = p->buffer()->donation_requested();
     donatable[i] = requested || (!only_requested && runtime::Buffer::ReferencesBesidesExecutions(p->buffer()) ==
                                                         g.leaf_nodes[i]);
@@ -341,6 +399,9 @@ runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const s
   return Cache().GetOrCompile(key, [&] {
     runtime::trace::TraceScope span("XLAGraphExecutor::Compile");
     if (span.active()) span.AddArg("graph", GraphId(g.hash));
+    // An eager op's executable counts from the cache miss: loaded or compiled.
+    std::optional<metrics::ScopedTimer> eager_timer;
+    if (eager_op_sync) eager_timer.emplace(CompileTimeMetric());
     const int replicas = static_cast<int>(replica_devices.size());
     // InputOutputAliasCount: the inputs each new graph gives its outputs to write in
     // place (zero included), one sample per graph, as the reference records it.
@@ -375,8 +436,9 @@ runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const s
     {
       static metrics::Counter* compiles = metrics::GetCounter("CreateCompileHandles");
       compiles->Add();
-      static metrics::Metric* compile_time = metrics::GetMetric("CompileTime");
-      metrics::ScopedTimer timer(compile_time);
+      // An eager op's compile is timed from the cache miss (above).
+      std::optional<metrics::ScopedTimer> timer;
+      if (!eager_op_sync) timer.emplace(CompileTimeMetric());
       exe = client.Compile(module, replicas, replica_devices);
     }
     if (disk && !disk->read_only()) {
@@ -571,7 +633,8 @@ void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>
   }
   std::vector<runtime::Buffer*> args = RawPointers(arg_buffers);
   std::vector<std::vector<runtime::BufferPtr>> outputs =
-      runtime::Client::Get().Execute(*exe, {args}, {device}, donated, std::move(arg_buffers), RootDims(g));
+      runtime::Client::Get().Execute(*exe, {args}, {device}, donated, std::move(arg_buffers), RootDims(g),
+                                     ExecuteTimeMetric());
   CountDonations(donated.size(), g.donated_to_updates);
   metrics::ScopedTimer timer(WrapTime());
   for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i]->SetBuffer(outputs[0][root_of[i]]);
@@ -611,7 +674,7 @@ LaunchRendezvous::Ticket ArriveReplicated(Replication& replication, int device, 
       held.insert(held.end(), p.buffers.begin(), p.buffers.end());
     }
     std::vector<ReplicaOutputs> outputs =
-        runtime::Client::Get().Execute(*exe, args, devices, donated, std::move(held), RootDims(g));
+        runtime::Client::Get().Execute(*exe, args, devices, donated, std::move(held), RootDims(g), ExecuteTimeMetric());
     CountDonations(donated.size() * parts.size(), g.donated_to_updates * parts.size());
     return outputs;
   };
@@ -638,6 +701,14 @@ std::optional<Launch> StartGraph(int device, const std::vector<XlaTensorPtr>& te
     span.AddArg("inputs", std::to_string(g.parameters.size()));
     span.AddArg("outputs", std::to_string(roots.size()));
   }
+  if (!allow_execution) {
+    throw std::runtime_error(
+        "Unexpected execution happens inside the compiled function, exiting: torch_xla.compile(full_graph=True) "
+        "traces its function as one graph, but the function needed a result on the host (.item(), .cpu(), "
+        "a Python condition on a tensor, print) or synced; the pending graph has " +
+        std::to_string(g.nodes.size()) + " ops");
+  }
+  last_sync_graphs.push_back(g.hash);
   g.roots = std::move(roots);
   g.updated_parameter.assign(g.roots.size(), -1);
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -682,6 +753,7 @@ void CompleteGraph(Launch& launch) {
 void SyncGraphs(std::map<int, std::vector<XlaTensorPtr>>& pending, bool all_pending) {
   // An op that runs its graph (item(), data-dependent shapes) is not tracing meanwhile.
   metrics::UntracedScope untraced;
+  last_sync_graphs.clear();
   std::vector<std::unique_lock<std::mutex>> locks;
   {
     static metrics::Metric* lock_wait = metrics::GetMetric("DeviceLockWait");
@@ -701,8 +773,24 @@ void SyncGraphs(std::map<int, std::vector<XlaTensorPtr>>& pending, bool all_pend
                     tensors.end());
     }
     try {
-      if (std::optional<Launch> launch = StartGraph(device, all_pending ? PendingTensors(device) : tensors, all_pending))
-        started.push_back(std::move(*launch));
+      std::vector<XlaTensorPtr> to_sync = all_pending ? PendingTensors(device) : tensors;
+      std::optional<Launch> launch;
+      try {
+        launch = StartGraph(device, to_sync, all_pending);
+      } catch (const ValueOfLoopBody&) {
+        if (!all_pending) throw;
+        // Tensors of a loop body that a failed trace left alive (its traceback holds
+        // them) cannot be computed; a step runs the rest, and leaves them pending for
+        // their own use to raise. Nothing is donated: they may read its buffers.
+        to_sync.erase(std::remove_if(to_sync.begin(), to_sync.end(),
+                                     [](const XlaTensorPtr& t) {
+                                       Value v = t->pending_ir();
+                                       return v && ReadsLoopBody(v);
+                                     }),
+                      to_sync.end());
+        launch = StartGraph(device, to_sync, /*all_pending=*/false);
+      }
+      if (launch) started.push_back(std::move(*launch));
     } catch (...) {
       if (!first_error) first_error = std::current_exception();
     }
@@ -762,5 +850,21 @@ void SetAliasWithBufferDonorConfig(bool enabled) {
 }
 
 bool GetAliasWithBufferDonorConfig() { return AliasWithBufferDonorConfig(); }
+
+void SyncAsEagerOp(const std::vector<int>& devices) {
+  eager_op_sync = true;
+  try {
+    SyncDevices(devices, /*wait=*/false);
+  } catch (...) {
+    eager_op_sync = false;
+    throw;
+  }
+  eager_op_sync = false;
+}
+
+void SetAllowExecution(bool allow) { allow_execution = allow; }
+bool AllowExecution() { return allow_execution; }
+
+std::vector<uint64_t> LastSyncGraphHashes() { return last_sync_graphs; }
 
 }  // namespace torch_xla::exec

@@ -35,4 +35,21 @@ std::size_t CachedComputationCount();
 void SetAliasWithBufferDonorConfig(bool enabled);
 bool GetAliasWithBufferDonorConfig();
 
+// Eager mode's syncs (aten/eager_mode.h): every device's pending tensors, run as the
+// graph of one op. Their compiles and executions count as EagerOpCompileTime and
+// EagerOpExecuteTime instead of CompileTime and ExecuteTime; EagerOpCompileTime counts
+// each op whose executable was not in the process's cache (compiled, or loaded from the
+// persistent cache), so that its count does not depend on what earlier processes left.
+void SyncAsEagerOp(const std::vector<int>& devices);
+
+// Whether the calling thread's syncs may run graphs. torch_xla.compile(full_graph=True)
+// turns it off while its function is traced: a sync there (a tensor read on the host)
+// raises instead of splitting the function into several graphs.
+void SetAllowExecution(bool allow);
+bool AllowExecution();
+
+// The hashes of the graphs that the calling thread's last sync ran (one per device that
+// had pending work; none when nothing was pending).
+std::vector<uint64_t> LastSyncGraphHashes();
+
 }  // namespace torch_xla::exec

@@ -83,11 +83,12 @@ namespace internal {
 // complete once WaitAll returns.
 class ExecutionTiming {
  public:
-  ExecutionTiming(const PJRT_Api* api, int events) : api_(api), remaining_(events) {}
+  ExecutionTiming(const PJRT_Api* api, int events, metrics::Metric* metric)
+      : api_(api), metric_(metric), remaining_(events) {}
 
   static std::shared_ptr<ExecutionTiming> Start(const PJRT_Api* api, const std::vector<PJRT_Event*>& events,
-                                                std::chrono::steady_clock::time_point start) {
-    auto timing = std::make_shared<ExecutionTiming>(api, static_cast<int>(events.size()));
+                                                std::chrono::steady_clock::time_point start, metrics::Metric* metric) {
+    auto timing = std::make_shared<ExecutionTiming>(api, static_cast<int>(events.size()), metric);
     timing->start_ = start;
     for (PJRT_Event* event : events) {
       auto args = PJRT_ARGS(PJRT_Event_OnReady_Args);
@@ -120,13 +121,13 @@ class ExecutionTiming {
       timing.api_->PJRT_Error_Destroy(&destroy);
     }
     if (timing.remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
-    execute_time->AddSample(
+    timing.metric_->AddSample(
         std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - timing.start_).count());
     timing.recorded_.store(true, std::memory_order_release);
   }
 
   const PJRT_Api* api_;
+  metrics::Metric* metric_;  // ExecuteTime, or the caller's (eager mode's EagerOpExecuteTime)
   std::atomic<int> remaining_;
   std::atomic<bool> recorded_{false};
   std::chrono::steady_clock::time_point start_;
@@ -757,7 +758,8 @@ constexpr int64_t kAwaitEarlierExecutionsBytes = int64_t{32} << 20;
 std::vector<std::vector<BufferPtr>> Client::Execute(
     const Executable& executable, const std::vector<std::vector<Buffer*>>& arguments,
     const std::vector<int>& devices, const std::vector<int64_t>& donated,
-    std::vector<BufferPtr> release_after, const std::vector<std::vector<int64_t>>& output_dims) {
+    std::vector<BufferPtr> release_after, const std::vector<std::vector<int64_t>>& output_dims,
+    metrics::Metric* timing_metric) {
   trace::TraceScope span("PjRtComputationClient::ExecuteComputation");
   const std::size_t num_launches = arguments.size();
   if (!output_dims.empty() && output_dims.size() != executable.num_outputs()) {
@@ -856,7 +858,9 @@ std::vector<std::vector<BufferPtr>> Client::Execute(
   const auto start = std::chrono::steady_clock::now();
   const int64_t enqueued_ns = span.active() ? trace::NowNs() : 0;
   PJRT_CALL(api_, PJRT_LoadedExecutable_Execute, args);
-  std::shared_ptr<ExecutionTiming> timing = ExecutionTiming::Start(api_, events, start);
+  static metrics::Metric* execute_time = metrics::GetMetric("ExecuteTime");
+  std::shared_ptr<ExecutionTiming> timing =
+      ExecutionTiming::Start(api_, events, start, timing_metric != nullptr ? timing_metric : execute_time);
   if (span.active()) {
     for (std::size_t r = 0; r < num_launches; ++r) TraceExecution(api_, events[r], devices[r], enqueued_ns);
   }

@@ -11,6 +11,7 @@
 
 #include "runtime/element_type.h"
 #include "runtime/key_value_store.h"
+#include "runtime/metrics.h"
 
 struct PJRT_Api;
 struct PJRT_Client;
@@ -217,13 +218,15 @@ class Client {
   // would wait for every execution; handing them over keeps the launch asynchronous.
   // `output_dims`, one per output when given, are the tensors' dimensions of outputs the
   // executable returns in their device form (runtime/device_dims.h); the Buffers carry
-  // them. Without them each Buffer has the dimensions PJRT reports.
+  // them. Without them each Buffer has the dimensions PJRT reports. The launch's time
+  // is a sample of `timing_metric` (default ExecuteTime).
   std::vector<std::vector<BufferPtr>> Execute(const Executable& executable,
                                                const std::vector<std::vector<Buffer*>>& arguments,
                                                const std::vector<int>& devices,
                                                const std::vector<int64_t>& donated = {},
                                                std::vector<BufferPtr> release_after = {},
-                                               const std::vector<std::vector<int64_t>>& output_dims = {});
+                                               const std::vector<std::vector<int64_t>>& output_dims = {},
+                                               metrics::Metric* timing_metric = nullptr);
 
   MemoryInfo GetMemoryInfo(int device);
   // Blocks until every execution enqueued so far has finished.
