@@ -114,7 +114,27 @@ cdef extern from "aten/api.h" namespace "torch_xla":
 cdef extern from "python_frames.h" namespace "torch_xla::python":
     void InstallCallerProviders()
 
+cdef extern from "aten/eager_mode.h" namespace "torch_xla":
+    void SetEagerMode(cbool enabled)
+    cbool EagerMode()
+    void SyncIfEager() except +RaisePyError
+
+cdef extern from "exec/graph_executor.h" namespace "torch_xla::exec":
+    void SetAllowExecution(cbool allow)
+    cbool AllowExecution()
+    vector[uint64_t] LastSyncGraphHashes()
+
+cdef extern from "aten/loops.h" namespace "torch_xla":
+    cdef cppclass LoopTrace:
+        pass
+
 cdef extern from "python_tensors.h" namespace "torch_xla::python":
+    void OptimizationBarrier(PyObject* tensors) except +RaisePyError
+    LoopTrace* NewLoopTrace(PyObject* carried, const string& op_name) except +RaisePyError
+    object LoopTraceBeginFunction(LoopTrace* trace) except +RaisePyError
+    void LoopTraceEndFunction(LoopTrace* trace, PyObject* results, PyObject* stand_ins) except +RaisePyError
+    object LoopTraceFinish(LoopTrace* trace) except +RaisePyError
+    void LoopTraceAbort(LoopTrace* trace)
     string GetStableHlo(PyObject* tensors) except +RaisePyError
     string GetIrText(PyObject* tensors) except +RaisePyError
     void SyncTensors(PyObject* tensors, cbool wait) except +RaisePyError
@@ -336,6 +356,61 @@ def _xla_get_tensor_id(tensor):
     """A number naming the XLA tensor's value on the device: equal for tensors that
     are one (tied weights); a tensor updated in place gets a new one."""
     return TensorId(<PyObject*>tensor)
+
+def _xla_optimization_barrier_(tensors):
+    """Places an optimization barrier over the tensors' values, in place."""
+    OptimizationBarrier(<PyObject*>tensors)
+
+# ---- execution modes (aten/eager_mode.h, exec/graph_executor.h)
+
+def _set_use_eager_mode(cbool enabled):
+    """Eager mode: each op on the XLA device is compiled (once per shape) and run at once."""
+    SetEagerMode(enabled)
+
+def _get_use_eager_mode():
+    return EagerMode()
+
+def _xla_sync_if_eager():
+    """In eager mode, runs the pending tensors now, as one op's graph."""
+    SyncIfEager()
+
+def _set_allow_execution(cbool allow):
+    """Whether the calling thread's syncs may run graphs (off: a sync raises)."""
+    SetAllowExecution(allow)
+
+def _get_allow_execution():
+    return AllowExecution()
+
+def _xla_last_sync_graph_hashes():
+    """The hashes of the graphs the calling thread's last sync ran."""
+    return list(LastSyncGraphHashes())
+
+# ---- device loops (aten/loops.h)
+
+cdef class _LoopTrace:
+    """Traces a loop's condition and body on stand-ins for its carried values, then
+    builds the loop: begin_function() -> stand-ins; end_function(results, stand-ins);
+    twice (condition, body); finish() -> the final carried values."""
+    cdef LoopTrace* trace
+
+    def __cinit__(self, carried, str op_name):
+        self.trace = NewLoopTrace(<PyObject*>carried, op_name.encode())
+
+    def __dealloc__(self):
+        del self.trace
+
+    def begin_function(self):
+        return LoopTraceBeginFunction(self.trace)
+
+    def end_function(self, results, stand_ins):
+        LoopTraceEndFunction(self.trace, <PyObject*>results, <PyObject*>stand_ins)
+
+    def finish(self):
+        return LoopTraceFinish(self.trace)
+
+    def abort(self):
+        """Gives up the trace (its function raised); restores the random number state."""
+        LoopTraceAbort(self.trace)
 
 # IR debugging (XLA_IR_DEBUG, XLA_HLO_DEBUG, XLA_SAVE_TENSORS_FILE, PT_XLA_DEBUG_LEVEL)
 # names the user's lines from the Python frames.

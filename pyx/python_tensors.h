@@ -10,6 +10,7 @@
 
 #include "aten/api.h"
 #include "aten/dlpack.h"
+#include "aten/loops.h"
 #include "distributed/collectives.h"
 #include "ops/user_computation.h"
 
@@ -61,6 +62,8 @@ inline bool GetBufferDonation(PyObject* tensor) { return torch_xla::GetBufferDon
 inline bool IsDonatedPlaceholder(PyObject* tensor) { return torch_xla::IsDonatedPlaceholder(UnpackTensor(tensor)); }
 inline std::string TensorDebugInfo(PyObject* tensor) { return torch_xla::TensorDebugInfo(UnpackTensor(tensor)); }
 
+inline void OptimizationBarrier(PyObject* tensors) { torch_xla::OptimizationBarrier(UnpackTensors(tensors)); }
+
 // A new reference to a Python list of the tensors.
 inline PyObject* WrapTensors(const std::vector<at::Tensor>& tensors) {
   PyObject* list = PyList_New(static_cast<Py_ssize_t>(tensors.size()));
@@ -75,6 +78,17 @@ inline PyObject* WrapTensors(const std::vector<at::Tensor>& tensors) {
   }
   return list;
 }
+
+// LoopTrace (aten/loops.h) over Python sequences of tensors.
+inline LoopTrace* NewLoopTrace(PyObject* carried, const std::string& op_name) {
+  return new LoopTrace(UnpackTensors(carried), op_name);
+}
+inline PyObject* LoopTraceBeginFunction(LoopTrace* trace) { return WrapTensors(trace->BeginFunction()); }
+inline void LoopTraceEndFunction(LoopTrace* trace, PyObject* results, PyObject* stand_ins) {
+  trace->EndFunction(UnpackTensors(results), UnpackTensors(stand_ins));
+}
+inline PyObject* LoopTraceFinish(LoopTrace* trace) { return WrapTensors(trace->Finish()); }
+inline void LoopTraceAbort(LoopTrace* trace) { trace->Abort(); }
 
 inline PyObject* AllReduce(const std::string& reduce_type, PyObject* tensors, double scale,
                            const ReplicaGroups& groups) {

@@ -6,8 +6,10 @@
 #include <sstream>
 
 #include "aten/bridge.h"
+#include "aten/eager_mode.h"
 #include "distributed/cross_process.h"
 #include "exec/graph_executor.h"
+#include "ir/builder_control.h"
 #include "ops/host_convolution.h"
 #include "runtime/metrics.h"
 #include "tensor/rng_state.h"
@@ -141,6 +143,21 @@ std::string GetIrText(const std::vector<at::Tensor>& tensors) {
 void SetRngState(uint64_t seed, int ordinal) { SetRngSeed(OrdinalOf(XlaDeviceOf(ordinal)), seed); }
 
 uint64_t GetRngState(int ordinal) { return GetRngSeed(OrdinalOf(XlaDeviceOf(ordinal))); }
+
+void OptimizationBarrier(const std::vector<at::Tensor>& tensors) {
+  if (tensors.empty()) return;
+  std::vector<XlaTensorPtr> xs;
+  std::vector<ir::Value> values;
+  for (const at::Tensor& t : tensors) {
+    xs.push_back(GetXlaTensor(t, "optimization_barrier_"));
+    TORCH_CHECK_VALUE(xs.back()->device() == xs[0]->device(), "optimization_barrier_: tensors of xla:",
+                      xs[0]->device(), " and xla:", xs.back()->device(), "; a barrier is on one device");
+    values.push_back(xs.back()->GetIrValue());
+  }
+  std::vector<ir::Value> out = ir::OptimizationBarrier(values);
+  for (std::size_t i = 0; i < xs.size(); ++i) xs[i]->SetIr(out[i]);
+  SyncIfEager();
+}
 
 DeviceMemory MemoryInfo(int ordinal) {
   runtime::MemoryInfo info = runtime::Client::Get().GetMemoryInfo(OrdinalOf(XlaDeviceOf(ordinal)));

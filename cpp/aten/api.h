@@ -64,7 +64,14 @@ struct FallbackCaller {
 std::vector<FallbackCaller> FallbackCallers();
 
 void SetRngState(uint64_t seed, int ordinal);
+// A seed from which the random numbers continue (tensor/rng_state.h: once numbers were
+// drawn, the generator is seeded anew with a seed derived from the last one).
 uint64_t GetRngState(int ordinal);
+
+// Places an optimization barrier over the tensors' values, in place (xm.optimization_barrier_):
+// XLA computes what reads them after the barrier from the barrier's results and cannot
+// merge it with what read them before (activation checkpointing). Tensors of one device.
+void OptimizationBarrier(const std::vector<at::Tensor>& tensors);
 
 // A device's memory in bytes. A limit of 0 means unknown; a peak (the most in use at once
 // so far) of -1 means the plugin does not report it (the CPU plugin).

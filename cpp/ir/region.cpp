@@ -58,6 +58,19 @@ RegionNode::RegionNode(OpKind op, std::vector<Value> operands, std::vector<Shape
     : Node(op, std::move(operands), std::move(shapes), WithRegionHashes(std::move(attrs), regions)),
       regions_(std::move(regions)) {}
 
+NodePtr CloneWithOperands(const Node& node, std::vector<Value> operands) {
+  // Nodes are not polymorphic: the op kinds with regions are made as RegionNodes only.
+  if (node.op() == WhileOp()) {
+    const auto* with_regions = static_cast<const RegionNode*>(&node);
+    // The constructor appends the regions' hashes to the op's own attributes again.
+    Attrs attrs = node.attrs();
+    attrs.ints.resize(attrs.ints.size() - with_regions->regions().size());
+    return std::make_shared<RegionNode>(node.op(), std::move(operands), node.shapes(), std::move(attrs),
+                                        with_regions->regions());
+  }
+  return MakeNode(node.op(), std::move(operands), node.shapes(), node.attrs());
+}
+
 Region MakeRegion(const std::vector<Shape>& shapes, const RegionFn& fn, const char* op_name) {
   Region region;
   std::vector<Value> params;

@@ -33,6 +33,9 @@ class RegionNode : public Node {
   std::vector<Region> regions_;
 };
 
+// A node like `node` (op, shapes, attributes, regions) on other operands.
+NodePtr CloneWithOperands(const Node& node, std::vector<Value> operands);
+
 OpKind RegionParameterOp();
 OpKind WhileOp();
 

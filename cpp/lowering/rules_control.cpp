@@ -1,5 +1,6 @@
-// Lowering rules of control flow: stablehlo.while over IR regions (ir/region.h), and
-// calls of the functions built in Python (ir/user_function.h).
+// Lowering rules of control flow: stablehlo.while over IR regions (ir/region.h), calls of
+// the functions built in Python (ir/user_function.h), and the optimization barrier
+// (ir/builder_control.h).
 #include "ir/user_function.h"
 #include "lowering/lowering_context.h"
 
@@ -24,6 +25,11 @@ std::vector<Ssa> LowerUserCall(LoweringContext& ctx, const Node& node, const std
   return ctx.EmitMulti("func.call", operands, node.shapes(), "callee = @" + function.symbol);
 }
 LoweringRule user_call_rule("xla::user_computation", LowerUserCall);
+
+std::vector<Ssa> LowerOptimizationBarrier(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  return ctx.EmitMulti("stablehlo.optimization_barrier", operands, node.shapes());
+}
+LoweringRule barrier_rule("stablehlo.optimization_barrier", LowerOptimizationBarrier);
 
 }  // namespace
 }  // namespace torch_xla::lowering

@@ -14,6 +14,7 @@ using runtime::ElementType;
 struct DeviceRng {
   uint64_t seed = 0;
   XlaTensorPtr state;  // u64[2]
+  bool drawn = false;  // random numbers were drawn since `seed` was set
 };
 
 std::mutex& RngMutex() {
@@ -54,11 +55,34 @@ void SetRngSeed(int device, uint64_t seed) {
   DeviceRng& rng = States()[device];
   rng.seed = seed;
   rng.state = state;
+  rng.drawn = false;
 }
 
 uint64_t GetRngSeed(int device) {
   std::lock_guard<std::mutex> lock(RngMutex());
-  return StateOf(device).seed;
+  DeviceRng& rng = StateOf(device);
+  if (rng.drawn) {
+    // splitmix64's finalizer: successive seeds look unrelated.
+    uint64_t z = rng.seed + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    rng.seed = z ^ (z >> 31);
+    rng.state = InitialState(device, rng.seed);
+    rng.drawn = false;
+  }
+  return rng.seed;
+}
+
+XlaTensorPtr RngStateTensor(int device) {
+  std::lock_guard<std::mutex> lock(RngMutex());
+  return StateOf(device).state;
+}
+
+void SetRngStateTensor(int device, XlaTensorPtr state, bool drawn) {
+  std::lock_guard<std::mutex> lock(RngMutex());
+  DeviceRng& rng = StateOf(device);
+  rng.state = std::move(state);
+  rng.drawn = rng.drawn || drawn;
 }
 
 ir::Value RandomBits(int device, const std::vector<int64_t>& dims, bool wide) {
@@ -72,6 +96,7 @@ ir::Value RandomBits(int device, const std::vector<int64_t>& dims, bool wide) {
   // with the step like any pending tensor.
   XlaTensorPtr next = XlaTensor::FromIr(ir::Value(node, 0), device);
   rng.state = next;
+  rng.drawn = true;
   return ir::Value(node, 1);
 }
 
