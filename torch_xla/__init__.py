@@ -120,6 +120,12 @@ def sync(wait=False):
   xla_model.mark_step(wait=wait)
 
 
+def manual_seed(seed, device=None):
+  """Seeds the random number generator of `device` (default: the current XLA device)."""
+  from .core import xla_model
+  xla_model.set_rng_state(seed, device)
+
+
 def launch(fn, args=(), start_method='spawn', debug_single_process=False):
   """Runs fn(index, *args) once per XLA device of this process, as replicas
   (xmp.spawn with every device); debug_single_process runs one replica."""
@@ -132,3 +138,7 @@ def launch(fn, args=(), start_method='spawn', debug_single_process=False):
 def _get_stablehlo(tensors):
   """The StableHLO text of the pending graph that computes `tensors`."""
   return _XLAC._get_stablehlo(list(tensors))
+
+
+from ._compile import compile, step  # noqa: E402,F401
+from . import experimental  # noqa: E402,F401  (eager mode; torch.while_loop's XLA kernel)

@@ -14,7 +14,8 @@ xm.mark_step() (or MpDeviceLoader): the forward, backward and optimizer graphs t
 compile into one, as in lazy mode, which saves writing out the activations the backward
 graph reads (the transformer benchmark's step: 282 ms computed per graph, 168 ms left
 pending; see README). A script that never marks a step must not set it: its pending
-graph would grow with every call.
+graph would grow with every call. In eager mode the graph's ops are traced all the
+same, and its outputs computed as the graph returns.
 """
 
 import os
@@ -40,10 +41,18 @@ def extract_compiled_graph(graph_module, example_args):
   sync = os.environ.get('XLA_DYNAMO_SYNC', '1') != '0'
 
   def run(*args):
-    outputs = graph_module(*args)
-    computed = _device_outputs(outputs) if sync else None
-    if computed:
-      torch_xla._XLAC._xla_sync_tensors(computed)
+    # The graph is one computation: in eager mode too, its ops are traced, not run one
+    # by one.
+    xlac = torch_xla._XLAC
+    eager = xlac._get_use_eager_mode()
+    xlac._set_use_eager_mode(False)
+    try:
+      outputs = graph_module(*args)
+      computed = _device_outputs(outputs) if sync or eager else None
+      if computed:
+        xlac._xla_sync_tensors(computed)
+    finally:
+      xlac._set_use_eager_mode(eager)
     return outputs
 
   return run

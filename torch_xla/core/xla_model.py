@@ -405,8 +405,27 @@ def set_rng_state(seed, device=None):
 
 
 def get_rng_state(device=None):
-  """Current RNG state (an int) of `device` (default: xla_device())."""
+  """The RNG state (an int seed) of `device` (default: xla_device()): setting it with
+  set_rng_state() later repeats the random numbers drawn from here on. Once numbers
+  were drawn since the seed was set, the generator is seeded anew with a seed derived
+  from the last one, which is returned."""
   return _xlac()._xla_get_rng_state(_device_ordinal(device))
+
+
+# ------------------------------------------------------------ graph control
+
+
+def optimization_barrier_(tensors):
+  """Places an optimization barrier over the tensors, in place: XLA computes what
+  reads them afterwards from the barrier's results, and cannot merge that computation
+  with what read them before, nor move work across it. Activation checkpointing puts
+  one over the inputs of the recomputation, so that XLA recomputes instead of keeping
+  the forward's activations."""
+  tensors = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+  for t in tensors:
+    if not is_xla_tensor(t):
+      raise TypeError(f'optimization_barrier_: expected XLA tensors, got a {t.device} tensor')
+  _xlac()._xla_optimization_barrier_(tensors)
 
 
 # ----------------------------------------------------------------- memory
