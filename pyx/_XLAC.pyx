@@ -135,6 +135,8 @@ cdef extern from "python_tensors.h" namespace "torch_xla::python":
     void LoopTraceEndFunction(LoopTrace* trace, PyObject* results, PyObject* stand_ins) except +RaisePyError
     object LoopTraceFinish(LoopTrace* trace) except +RaisePyError
     void LoopTraceAbort(LoopTrace* trace)
+    object RandomStateTensor(int device) except +RaisePyError
+    void SetRandomStateTensor(PyObject* state) except +RaisePyError
     string GetStableHlo(PyObject* tensors) except +RaisePyError
     string GetIrText(PyObject* tensors) except +RaisePyError
     void SyncTensors(PyObject* tensors, cbool wait) except +RaisePyError
@@ -411,6 +413,14 @@ cdef class _LoopTrace:
     def abort(self):
         """Gives up the trace (its function raised); restores the random number state."""
         LoopTraceAbort(self.trace)
+
+def _xla_rng_state_tensor(int device):
+    """The device's random number state (u64[2]) as a tensor: the state itself, not a copy."""
+    return RandomStateTensor(device)
+
+def _xla_set_rng_state_tensor(state):
+    """Makes the tensor (a state from _xla_rng_state_tensor) its device's random number state."""
+    SetRandomStateTensor(<PyObject*>state)
 
 # IR debugging (XLA_IR_DEBUG, XLA_HLO_DEBUG, XLA_SAVE_TENSORS_FILE, PT_XLA_DEBUG_LEVEL)
 # names the user's lines from the Python frames.

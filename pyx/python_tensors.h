@@ -89,6 +89,8 @@ inline void LoopTraceEndFunction(LoopTrace* trace, PyObject* results, PyObject* 
 }
 inline PyObject* LoopTraceFinish(LoopTrace* trace) { return WrapTensors(trace->Finish()); }
 inline void LoopTraceAbort(LoopTrace* trace) { trace->Abort(); }
+inline PyObject* RandomStateTensor(int device) { return THPVariable_Wrap(torch_xla::RandomStateTensor(device)); }
+inline void SetRandomStateTensor(PyObject* state) { torch_xla::SetRandomStateTensor(UnpackTensor(state)); }
 
 inline PyObject* AllReduce(const std::string& reduce_type, PyObject* tensors, double scale,
                            const ReplicaGroups& groups) {

@@ -118,4 +118,13 @@ std::vector<at::Tensor> LoopTrace::Finish() {
   return results;
 }
 
+at::Tensor RandomStateTensor(int device) { return AtenFromXla(RngStateTensor(device)); }
+
+void SetRandomStateTensor(const at::Tensor& state) {
+  XlaTensorPtr x = GetXlaTensor(state, "set_rng_state_tensor");
+  TORCH_CHECK_VALUE(x->shape() == RngStateTensor(x->device())->shape(), "set_rng_state_tensor: a state is ",
+                    RngStateTensor(x->device())->shape().ToString(), ", got ", x->shape().ToString());
+  SetRngStateTensor(x->device(), x, /*drawn=*/true);
+}
+
 }  // namespace torch_xla

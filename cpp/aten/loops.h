@@ -57,4 +57,10 @@ class LoopTrace {
   ir::Value body_rng_result_;
 };
 
+// The device's random number state as a tensor (the same one, not a copy), and making a
+// tensor the state: scan keeps the state each step started from, so that its backward
+// pass, recomputing the step, draws the step's numbers again.
+at::Tensor RandomStateTensor(int device);
+void SetRandomStateTensor(const at::Tensor& state);
+
 }  // namespace torch_xla

@@ -67,11 +67,10 @@ struct PostOrderGraph {
   std::vector<int> updated_parameter;    // per root: parameter whose buffer its tensor updates, or -1
   std::size_t donated_to_updates = 0;    // donations paired with the update of their buffer
   std::vector<const Node*> collectives;  // collective ops, in post-order
-  // Buffers that a loop (stablehlo.while) takes as operands: never donated. XLA runs a
-  // loop in place on its operands' buffers; with a donated operand (a tensor made inside
-  // a scanned function, its only reader the loop) the CPU plugin let an independent loop
-  // of the same graph (scan's backward) overwrite it before the forward loop had read
-  // it: the forward's results came out wrong.
+  // Buffers that a loop (stablehlo.while) takes as operands: never donated. With them
+  // donated (a tensor made inside a scanned function, read by the loop alone), the
+  // forward loop's results came out wrong on the CPU plugin when scan's backward loop,
+  // which does not depend on it, ran in the same graph.
   std::unordered_set<const runtime::Buffer*> loop_operands;
   hash_t hash = 0;                       // structure, shared parameters and output aliasing
 };

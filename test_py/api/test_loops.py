@@ -216,6 +216,21 @@ def test_scan_random_numbers_differ_per_step():
   assert not torch.equal(ys[0], ys[1]) and not torch.equal(ys[1], ys[2])
 
 
+def test_scan_gradient_of_random_ops_follows_the_forward():
+
+  def fn(carry, x):
+    dropped = torch.nn.functional.dropout(x, p=0.5, training=True)
+    return carry + dropped, dropped * 3
+
+  xs = torch.ones(4, 32, device=DEV, requires_grad=True)
+  carry, ys = scan(fn, torch.zeros(32, device=DEV), xs)
+  (carry.sum() + ys.sum()).backward()
+  kept = ys.detach().cpu() != 0
+  # d/dx of (dropout(x) + 3 dropout(x)) is 4 * 2 where the forward kept x, 0 elsewhere.
+  torch.testing.assert_close(xs.grad.cpu(), kept.float() * 8)
+  assert 0 < kept.sum() < kept.numel()
+
+
 def test_scan_in_eager_mode():
   eager_mode(True)
   try:

@@ -22,8 +22,9 @@ each step's fn from its saved carry and differentiating it (the memory of the ca
 alone, as if each step were checkpointed). A tensor fn reads from outside that requires
 grad but is not a leaf (computed from parameters outside fn) is not supported: compute
 it inside fn, or pass it in the carry or xs. Random ops in fn draw new numbers in every
-step; the backward pass recomputes them with numbers of its own, so the gradient of a
-fn with random ops (dropout) does not match its forward values.
+step; the forward loop also keeps the random number state each step started from, and
+the backward pass recomputes each step with the numbers it drew (dropout's gradient
+follows the forward's mask).
 """
 import dataclasses
 from typing import Any, Callable
@@ -85,6 +86,7 @@ class _Plan:
   y_meta: list  # (shape, dtype) per y leaf
   params: list
   y_nones: list = dataclasses.field(default_factory=list)  # positions of None leaves in y
+  draws_random: bool = False  # fn draws random numbers
 
 
 def _flatten_without_nones(tree):
@@ -160,6 +162,8 @@ def _trace_once(fn, init_leaves, init_spec, xs_leaves, xs_spec, length):
     trace = _xlac()._LoopTrace(list(init_leaves) + slices, 'scan')
     try:
       stand_ins = trace.begin_function()
+      device = stand_ins[0].device
+      rng_before = _xlac()._xla_get_tensor_id(_rng_state(device))
       with torch.set_grad_enabled(grad_enabled):
         for t in stand_ins if grad_enabled else ():
           if t.is_floating_point() or t.is_complex():
@@ -172,6 +176,7 @@ def _trace_once(fn, init_leaves, init_spec, xs_leaves, xs_spec, length):
           if c.shape != i.shape or c.dtype != i.dtype:
             raise ValueError(f'scan: fn returns a carry leaf of {c.dtype} {tuple(c.shape)} for init\'s '
                              f'{i.dtype} {tuple(i.shape)}; the carry must keep its shapes and dtypes')
+        plan.draws_random = _xlac()._xla_get_tensor_id(_rng_state(device)) != rng_before
         plan.num_y = len(y_leaves)
         plan.y_meta = [(tuple(y.shape), y.dtype) for y in y_leaves]
         if grad_enabled:
@@ -181,19 +186,28 @@ def _trace_once(fn, init_leaves, init_spec, xs_leaves, xs_spec, length):
   return plan
 
 
+def _rng_state(device):
+  return _xlac()._xla_rng_state_tensor(device.index or 0)
+
+
 def _slice(tensors, index):
   """Row `index` (an s64 scalar tensor) of each tensor."""
   return [t.index_select(0, index).squeeze(0) for t in tensors]
 
 
 def _forward_loop(plan, init_leaves, xs_leaves, keep_carries):
-  """(final carry..., ys..., and with keep_carries the carry before each step...)."""
+  """(final carry..., ys..., and with keep_carries what the backward pass recomputes each
+  step from: the carry before each step..., and the random number state each step
+  started from when fn draws random numbers)."""
   device = xs_leaves[0].device
   n = plan.length
   with _tracing():
     start = torch.zeros((), dtype=torch.int64, device=device)
     ys = [torch.zeros((n,) + shape, dtype=dtype, device=device) for shape, dtype in plan.y_meta]
     carries = [torch.zeros((n,) + tuple(t.shape), dtype=t.dtype, device=device) for t in init_leaves] if keep_carries else []
+    if keep_carries and plan.draws_random:
+      state = _rng_state(device)
+      carries.append(torch.zeros((n,) + tuple(state.shape), dtype=state.dtype, device=device))
   nc, ny = plan.num_carry, plan.num_y
 
   def cond_fn(i, *rest):
@@ -202,9 +216,13 @@ def _forward_loop(plan, init_leaves, xs_leaves, keep_carries):
   def body_fn(i, *rest):
     carry, ys, kept = rest[:nc], rest[nc:nc + ny], rest[nc + ny:]
     index = i.reshape(1)
+    if kept and plan.draws_random:
+      carry_and_state = list(carry) + [_rng_state(device)]
+    else:
+      carry_and_state = carry
     new_carry, y, _ = _step(plan, carry, _slice(xs_leaves, index))
     ys = [buf.index_copy(0, index, v.unsqueeze(0)) for buf, v in zip(ys, y)]
-    kept = [buf.index_copy(0, index, c.unsqueeze(0)) for buf, c in zip(kept, carry)]
+    kept = [buf.index_copy(0, index, c.unsqueeze(0)) for buf, c in zip(kept, carry_and_state)]
     return (i + 1, *new_carry, *ys, *kept)
 
   out = device_loop(cond_fn, body_fn, (start, *init_leaves, *ys, *carries), 'scan')
@@ -230,7 +248,13 @@ def _backward_loop(plan, carries, xs_leaves, params, grad_carry, grad_ys):
   def body_fn(j, *rest):
     g_carry, g_xs, g_params = rest[:nc], rest[nc:nc + nx], rest[nc + nx:]
     index = ((n - 1) - j).reshape(1)
-    carry_in = [c.detach().requires_grad_(differentiable(c)) for c in _slice(carries, index)]
+    kept = _slice(carries, index)
+    if plan.draws_random:
+      # The step draws the numbers it drew in the forward loop.
+      step_state = kept.pop()
+      loop_state = _rng_state(device)
+      _xlac()._xla_set_rng_state_tensor(step_state)
+    carry_in = [c.detach().requires_grad_(differentiable(c)) for c in kept]
     x_in = [x.detach().requires_grad_(differentiable(x)) for x in _slice(xs_leaves, index)]
     g_y = _slice(grad_ys, index)
     with torch.enable_grad():
@@ -241,6 +265,8 @@ def _backward_loop(plan, carries, xs_leaves, params, grad_carry, grad_ys):
         grads = torch.autograd.grad([o for o, _ in pairs], wrt, [g for _, g in pairs], allow_unused=True)
       else:
         grads = [None] * len(wrt)
+    if plan.draws_random:
+      _xlac()._xla_set_rng_state_tensor(loop_state)
     grad_of = {id(t): g for t, g in zip(wrt, grads)}
 
     def grad(t, like):
