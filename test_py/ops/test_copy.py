@@ -118,6 +118,19 @@ def test_item_of_many_elements_raises():
     torch.ones(2, device=DEV).item()
 
 
+def test_tensor_constructor_gives_a_functional_tensor():
+  # Like every other XLA tensor, so that views, in-place ops and torch.compile's fake
+  # copies work on it.
+  with lowered('lift_fresh'):
+    t = torch.tensor([[1.5, 2.5], [3.5, 4.5]], device=DEV)
+  assert torch._is_functional_tensor(t)
+  row = t[1]
+  row.mul_(2)
+  assert t.cpu().tolist() == [[1.5, 2.5], [7.0, 9.0]]
+  compiled = torch.compile(lambda a: a.sum(0) * 2, backend='openxla')
+  assert compiled(torch.tensor([1.0, 2.0], device=DEV)).item() == 6.0
+
+
 # ---- counter cases ------------------------------------------------------------
 
 COUNTER_CASES = {
@@ -128,4 +141,7 @@ COUNTER_CASES = {
     'copy': (lambda: torch.ops.aten.copy(_pos(), _pos() * 2), 'copy'),
     'clone': (lambda: _pos().clone(), 'clone'),
     '_local_scalar_dense': (lambda: _pos().sum().item(), '_local_scalar_dense'),
+    'lift_fresh': (lambda: torch.tensor([1.0, 2.0], device=DEV), 'lift_fresh'),
+    # On the XLA tensor inside a functional one, as PyTorch hands it over.
+    'lift': (lambda: torch.ops.aten.lift(torch._from_functional_tensor(_pos())), 'lift'),
 }
