@@ -3,6 +3,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "aten/bridge.h"
@@ -105,12 +106,14 @@ bool IsDonatedPlaceholder(const at::Tensor& tensor) {
 }
 
 namespace {
-// A shape as XLA writes it ("c64[4]" where our IR says "complex<f32>[4]").
+// A shape as XLA writes it ("c64[4,2]" where our IR says "complex<f32>[4, 2]").
 std::string XlaShapeText(const ir::Shape& shape) {
   std::string text = shape.ToString();
   for (auto [ours, xla] : {std::pair<const char*, const char*>{"complex<f32>", "c64"}, {"complex<f64>", "c128"}}) {
     if (text.rfind(ours, 0) == 0) text = xla + text.substr(std::string(ours).size());
   }
+  // Nor a space between dimensions: "f32[5,3]".
+  text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
   return text;
 }
 }  // namespace
