@@ -780,14 +780,15 @@ void SyncGraphs(std::map<int, std::vector<XlaTensorPtr>>& pending, bool all_pend
         if (!all_pending) throw;
         // Tensors of a loop body that a failed trace left alive (its traceback holds
         // them) cannot be computed; a step runs the rest, and leaves them pending for
-        // their own use to raise. Nothing is donated: they may read its buffers.
+        // their own use to raise. Donation stays safe: the buffers their IR reads count
+        // as referenced, and so are not donated.
         to_sync.erase(std::remove_if(to_sync.begin(), to_sync.end(),
                                      [](const XlaTensorPtr& t) {
                                        Value v = t->pending_ir();
                                        return v && ReadsLoopBody(v);
                                      }),
                       to_sync.end());
-        launch = StartGraph(device, to_sync, /*all_pending=*/false);
+        launch = StartGraph(device, to_sync, all_pending);
       }
       if (launch) started.push_back(std::move(*launch));
     } catch (...) {

@@ -45,18 +45,25 @@ def as_tuple(values):
 def _trace(trace, cond_fn, body_fn, op_name):
   """Runs the condition and the body on the trace's stand-ins. Their tensors stand for
   values inside the loop, so none may outlive this function: no sync may see them."""
-  with _tracing(), torch.no_grad():
-    stand_ins = trace.begin_function()
-    keep_going = cond_fn(*stand_ins)
-    if not isinstance(keep_going, torch.Tensor):
-      raise TypeError(f'{op_name}: the condition returns a {type(keep_going).__name__}, not a bool scalar tensor')
-    trace.end_function([keep_going], stand_ins)
-    stand_ins = trace.begin_function()
-    results = as_tuple(body_fn(*stand_ins))
-    for i, r in enumerate(results):
-      if not isinstance(r, torch.Tensor):
-        raise TypeError(f'{op_name}: the body returns a {type(r).__name__} at position {i}, not a tensor')
-    trace.end_function(list(results), stand_ins)
+  stand_ins = keep_going = results = r = None
+  try:
+    with _tracing(), torch.no_grad():
+      stand_ins = trace.begin_function()
+      keep_going = cond_fn(*stand_ins)
+      if not isinstance(keep_going, torch.Tensor):
+        raise TypeError(f'{op_name}: the condition returns a {type(keep_going).__name__}, not a bool scalar tensor')
+      trace.end_function([keep_going], stand_ins)
+      stand_ins = trace.begin_function()
+      results = as_tuple(body_fn(*stand_ins))
+      for i, r in enumerate(results):
+        if not isinstance(r, torch.Tensor):
+          raise TypeError(f'{op_name}: the body returns a {type(r).__name__} at position {i}, not a tensor')
+      trace.end_function(list(results), stand_ins)
+  except BaseException:
+    # The traceback keeps this frame: it lets go of the loop's tensors here.
+    stand_ins = keep_going = results = r = None
+    trace.abort()
+    raise
 
 
 def device_loop(cond_fn, body_fn, carried, op_name):
@@ -71,11 +78,7 @@ def device_loop(cond_fn, body_fn, carried, op_name):
     if not isinstance(value, torch.Tensor):
       raise TypeError(f'{op_name}: carried value {i} is a {type(value).__name__}, not a tensor')
   trace = _xlac()._LoopTrace(list(carried), op_name)
-  try:
-    _trace(trace, cond_fn, body_fn, op_name)
-  except BaseException:
-    trace.abort()
-    raise
+  _trace(trace, cond_fn, body_fn, op_name)
   out = tuple(trace.finish())
   # In eager mode the loop is one op, and runs now.
   _xlac()._xla_sync_if_eager()
