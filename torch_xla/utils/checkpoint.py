@@ -5,11 +5,11 @@ activations its backward pass needs; the backward pass runs the function again t
 recompute them, with the random numbers of the first run. Values and gradients equal
 those of `function(*args)`.
 
-torch.utils.checkpoint cannot be used on XLA tensors as it is: it looks up `torch.xla`
-for the device's random number state, and XLA would merge the recomputation with the
-forward computation when both are in one graph, keeping the activations after all.
-Here the recomputation's inputs pass an optimization barrier (xm.optimization_barrier_),
-which XLA cannot see through, and the state is torch_xla's (xm.get_rng_state).
+torch.utils.checkpoint on XLA tensors recomputes too, but XLA can merge the
+recomputation with the forward computation of the same graph (it eliminates common
+subexpressions) and keep the activations after all. Here the recomputation's inputs pass
+an optimization barrier (xm.optimization_barrier_), which XLA cannot see through; the
+random number state is torch_xla's (xm.get_rng_state).
 
 use_reentrant=True (the default, as in torch_xla): a torch.autograd.Function runs the
 function without grad, and its backward recomputes and differentiates it; gradients
