@@ -51,7 +51,28 @@ FILES = [
 
 # Tests that assert on the reference's private text formats, which this project does
 # not reproduce; each with the reason. Reported apart from the failures.
+_HLO_TEXT = ("asserts on the reference's HLO text (e.g. '%all-reduce.3 = ... all-reduce('); "
+             "graphs here are compiled from StableHLO, which _get_xla_tensors_hlo returns")
+_IR_TEXT = ("asserts on the reference's IR dump ('prim::Constant', 'aten::add' node names); "
+            "the IR here names nodes by their StableHLO ops")
 KNOWN_DIFFERENCES = {
+    "XlaBackendTest.test_allreduce": _HLO_TEXT,
+    "XlaBackendTest.test_allreduce_with_mesh": _HLO_TEXT,
+    "XlaBackendTest.test_allgather": _HLO_TEXT,
+    "XlaBackendTest.test_all_scalar_allgather": _HLO_TEXT,
+    "XlaBackendTest.test_allgather_coalesced": _HLO_TEXT,
+    "XlaBackendTest.test_broadcast": _HLO_TEXT,
+    "XlaBackendTest.test_reduce_scatter": _HLO_TEXT,
+    "TestAtenXlaTensor.test_pow_constant": _IR_TEXT,
+    "TestDebuggingUtil.test_get_xla_tensor_debug_info": _IR_TEXT,
+    # These check the dtype first (which holds), then a line of the IR dump by position.
+    "TestAtenXlaTensor.test_view_as_complex_f32": _IR_TEXT,
+    "TestAtenXlaTensor.test_view_as_complex_f64": _IR_TEXT,
+    "TestAtenXlaTensor.test_view_as_real_c64": _IR_TEXT,
+    "TestAtenXlaTensor.test_view_as_real_c128": _IR_TEXT,
+    "TestAtenXlaTensor.test_patched_linear_3D": (
+        "asserts that the HLO text has no 'reshape'; the StableHLO here contracts a 3-D "
+        "input by reshaping it to 2-D around one dot_general"),
 }
 
 TIMEOUT_S = int(os.environ.get("REFERENCE_TEST_TIMEOUT", "900"))
