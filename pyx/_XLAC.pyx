@@ -302,7 +302,7 @@ def _get_xla_tensor_debug_info(tensor):
 
 def _get_xla_tensor_shape_type(tensor):
     """The element type of the tensor on the device ('f32', 'bf16', 's64', ...)."""
-    return TensorDebugInfo(<PyObject*>tensor).decode().split('XLA Shape: ')[1].split('[')[0]
+    return _xla_op_tensor_shape(tensor)['type']
 
 def _get_xla_tensor_dimension_size(tensor, int dim):
     """The size of dimension `dim`, as a 0-dimensional int32 tensor on the device."""
