@@ -1,5 +1,6 @@
 #include "aten/bridge.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "aten/xla_tensor_impl.h"
 #include "host/cpu_tensor.h"
 #include "ir/builder.h"
+#include "runtime/metrics.h"
 
 namespace torch_xla {
 
@@ -18,69 +20,107 @@ using runtime::ElementType;
 
 namespace {
 
-// The precision modes of the API guide, read from the environment at the first tensor:
-// XLA_USE_BF16 stores float32 and float64 tensors as bfloat16 on the device,
-// XLA_DOWNCAST_BF16 float32 as bfloat16 and float64 as float32, XLA_USE_32BIT_LONG int64
-// as int32. Tensors keep reporting the dtype PyTorch gave them and come back to the CPU
-// in it: the device type is a function of the dtype, and the reported dtype the inverse
-// function of the device type (so, as in torch_xla, a bfloat16 tensor made under
-// XLA_USE_BF16 reports float32 too).
-struct PrecisionMode {
-  bool use_bf16 = false;
-  bool downcast_bf16 = false;
-  bool use_32bit_long = false;
+// The precision modes of the API guide: XLA_USE_BF16 stores float32 and float64 tensors
+// as bfloat16 on the device, XLA_DOWNCAST_BF16 float32 as bfloat16 and float64 as
+// float32, XLA_USE_32BIT_LONG int64 as int32 and uint64 as uint32. Each flag is read
+// from the environment when a tensor first needs it (as torch_xla does, so a script may
+// set it after the import) and then holds for the process.
+class PrecisionFlag {
+ public:
+  explicit PrecisionFlag(const char* name) : name_(name) {}
+  bool get() {
+    int v = value_.load(std::memory_order_relaxed);
+    if (v < 0) {
+      const char* env = std::getenv(name_);
+      v = env != nullptr && *env != '\0' && std::string(env) != "0" ? 1 : 0;
+      value_.store(v, std::memory_order_relaxed);
+      if (v) any_set_.store(true, std::memory_order_relaxed);
+    }
+    return v == 1;
+  }
+  // Whether any flag read so far is set: the fast path of every dtype mapping.
+  static bool AnySet() { return any_set_.load(std::memory_order_relaxed); }
+
+ private:
+  const char* name_;
+  std::atomic<int> value_{-1};
+  static inline std::atomic<bool> any_set_{false};
 };
 
-bool EnvFlag(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' && std::string(value) != "0";
-}
+PrecisionFlag use_bf16("XLA_USE_BF16");
+PrecisionFlag downcast_bf16("XLA_DOWNCAST_BF16");
+PrecisionFlag use_32bit_long("XLA_USE_32BIT_LONG");
 
-const PrecisionMode& CurrentPrecisionMode() {
-  static const PrecisionMode mode = [] {
-    PrecisionMode m;
-    m.use_bf16 = EnvFlag("XLA_USE_BF16");
-    m.downcast_bf16 = !m.use_bf16 && EnvFlag("XLA_DOWNCAST_BF16");
-    m.use_32bit_long = EnvFlag("XLA_USE_32BIT_LONG");
-    return m;
-  }();
-  return mode;
-}
+// Under a mode several dtypes share a device type (float32 and float64 are both bf16
+// under XLA_USE_BF16), and a tensor reports the dtype PyTorch gave it, whatever the
+// device holds (the API guide's promise). The kernel that makes a tensor knows that
+// dtype: it asks for the device type of the dtype it computes (ElementTypeOf), or it
+// keeps the type of its first operand. Both are noted per kernel while a mode is on,
+// and the new tensor takes the dtype its kernel noted for its device type.
+struct KernelDtypes {
+  uint64_t result_kernel = 0;
+  at::ScalarType result = at::ScalarType::Undefined;  // the last dtype the kernel mapped
+  uint64_t operand_kernel = 0;
+  at::ScalarType operand = at::ScalarType::Undefined;  // the kernel's first XLA operand's
+};
+thread_local KernelDtypes kernel_dtypes;
 
-}  // namespace
-
-ElementType ElementTypeOf(at::ScalarType type) {
-  const PrecisionMode& mode = CurrentPrecisionMode();
+ElementType DeviceTypeOf(at::ScalarType type) {
   switch (type) {
     case at::kBool: return ElementType::kPred;
     case at::kByte: return ElementType::kU8;
     case at::kChar: return ElementType::kS8;
     case at::kShort: return ElementType::kS16;
     case at::kInt: return ElementType::kS32;
-    case at::kLong: return mode.use_32bit_long ? ElementType::kS32 : ElementType::kS64;
+    case at::kLong: return use_32bit_long.get() ? ElementType::kS32 : ElementType::kS64;
     case at::kHalf: return ElementType::kF16;
     case at::kBFloat16: return ElementType::kBF16;
-    case at::kFloat: return mode.use_bf16 || mode.downcast_bf16 ? ElementType::kBF16 : ElementType::kF32;
+    case at::kFloat: return use_bf16.get() || downcast_bf16.get() ? ElementType::kBF16 : ElementType::kF32;
     case at::kDouble:
-      return mode.use_bf16 ? ElementType::kBF16 : mode.downcast_bf16 ? ElementType::kF32 : ElementType::kF64;
+      return use_bf16.get() ? ElementType::kBF16 : downcast_bf16.get() ? ElementType::kF32 : ElementType::kF64;
     case at::kComplexFloat: return ElementType::kC64;
     case at::kComplexDouble: return ElementType::kC128;
     case at::kUInt16: return ElementType::kU16;
     case at::kUInt32: return ElementType::kU32;
-    case at::kUInt64: return ElementType::kU64;
+    case at::kUInt64: return use_32bit_long.get() ? ElementType::kU32 : ElementType::kU64;
     default:
       TORCH_CHECK(false, "XLA tensors do not support dtype ", type);
   }
 }
 
+}  // namespace
+
+ElementType ElementTypeOf(at::ScalarType type) {
+  ElementType element = DeviceTypeOf(type);
+  if (PrecisionFlag::AnySet()) {
+    uint64_t kernel = metrics::TracingTimer::CurrentKernel();
+    if (kernel != 0) kernel_dtypes.result_kernel = kernel, kernel_dtypes.result = type;
+  }
+  return element;
+}
+
 at::ScalarType ScalarTypeOf(ElementType type) {
-  const PrecisionMode& mode = CurrentPrecisionMode();
+  if (!PrecisionFlag::AnySet()) return DeviceScalarTypeOf(type);
   switch (type) {
-    case ElementType::kBF16: return mode.use_bf16 || mode.downcast_bf16 ? at::kFloat : at::kBFloat16;
-    case ElementType::kF32: return mode.downcast_bf16 ? at::kDouble : at::kFloat;
-    case ElementType::kS32: return mode.use_32bit_long ? at::kLong : at::kInt;
+    case ElementType::kBF16: return use_bf16.get() || downcast_bf16.get() ? at::kFloat : at::kBFloat16;
+    case ElementType::kF32: return downcast_bf16.get() ? at::kDouble : at::kFloat;
+    case ElementType::kS32: return use_32bit_long.get() ? at::kLong : at::kInt;
+    case ElementType::kU32: return use_32bit_long.get() ? at::kUInt64 : at::kUInt32;
     default: return DeviceScalarTypeOf(type);
   }
+}
+
+bool HoldsDtype(ElementType type, at::ScalarType dtype) { return DeviceTypeOf(dtype) == type; }
+
+at::ScalarType ReportedScalarTypeOf(ElementType type) {
+  if (!PrecisionFlag::AnySet()) return DeviceScalarTypeOf(type);
+  uint64_t kernel = metrics::TracingTimer::CurrentKernel();
+  if (kernel != 0) {
+    if (kernel_dtypes.result_kernel == kernel && DeviceTypeOf(kernel_dtypes.result) == type) return kernel_dtypes.result;
+    if (kernel_dtypes.operand_kernel == kernel && DeviceTypeOf(kernel_dtypes.operand) == type)
+      return kernel_dtypes.operand;
+  }
+  return ScalarTypeOf(type);
 }
 
 at::ScalarType DeviceScalarTypeOf(ElementType type) { return host::ScalarTypeOf(type); }
@@ -95,6 +135,10 @@ int OrdinalOf(const c10::Device& device) {
   int count = runtime::Client::Get().device_count();
   TORCH_CHECK(ordinal >= 0 && ordinal < count, "XLA device xla:", ordinal, " does not exist; there are ", count,
               " devices (xla:0 to xla:", count - 1, ")");
+  TORCH_CHECK(ordinal == 0 || !runtime::spmd::Enabled(), "XLA device xla:", ordinal,
+              " is not addressable in SPMD mode: xla:0 stands for all ", count,
+              " devices (torch_xla.runtime.use_spmd()); lay tensors out over them with "
+              "torch_xla.distributed.spmd.mark_sharding");
   return ordinal;
 }
 
@@ -112,6 +156,11 @@ XlaTensorPtr GetXlaTensor(const at::Tensor& tensor, const char* op) {
   auto* xla_impl = dynamic_cast<XlaTensorImpl*>(impl);
   TORCH_CHECK(xla_impl, op, ": expected a tensor on the XLA device, got ", tensor.device(), " tensor ",
               DescribeTensor(tensor), " (input tensor is not an XLA tensor: move it with .to(xm.xla_device()))");
+  if (PrecisionFlag::AnySet()) {
+    uint64_t kernel = metrics::TracingTimer::CurrentKernel();
+    if (kernel != 0 && kernel_dtypes.operand_kernel != kernel)
+      kernel_dtypes.operand_kernel = kernel, kernel_dtypes.operand = impl->dtype().toScalarType();
+  }
   return xla_impl->tensor();
 }
 
@@ -146,12 +195,10 @@ ir::Value IrOperand(const at::Tensor& tensor, ElementType type, const char* op) 
     TORCH_CHECK(tensor.device().is_cpu(), op, ": expected all tensors on the XLA device, got a ", tensor.device(),
                 " tensor ", DescribeTensor(tensor), " (input tensor is not an XLA tensor)");
     if (tensor.dim() == 0) return IrScalar(tensor.item(), type);
-    // An integer CPU tensor beside XLA operands: PyTorch's own composites pass lengths
-    // and indices the user kept on the CPU (CTC loss divides by its CPU target lengths).
-    // It goes to the calling thread's device. Floating CPU tensors are a mistake to report.
-    TORCH_CHECK(at::isIntegralType(tensor.scalar_type(), /*includeBool=*/true), op,
-                ": expected all tensors on the XLA device, got a cpu tensor ", DescribeTensor(tensor),
-                " (input tensor is not an XLA tensor)");
+    // A CPU tensor beside XLA operands goes to the calling thread's device, as torch_xla
+    // moves the CPU operand of an element-wise op (`x_xla + y_cpu`); PyTorch's own
+    // composites pass lengths and indices the user kept on the CPU (CTC loss divides by
+    // its CPU target lengths).
     return ir::Convert(FromCpuTensor(tensor.contiguous(), OrdinalOf(c10::Device(c10::DeviceType::XLA)))->GetIrValue(),
                        type);
   }

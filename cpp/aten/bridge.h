@@ -10,11 +10,18 @@
 namespace torch_xla {
 
 // The device element type of a PyTorch dtype, and the dtype a tensor of a device element
-// type reports. Both follow the precision mode (XLA_USE_BF16, XLA_DOWNCAST_BF16,
-// XLA_USE_32BIT_LONG): under XLA_USE_BF16 float32 is bf16 on the device and bf16 reports
-// float32. Without a mode they are exact inverses.
+// type reports by default. Both follow the precision mode (XLA_USE_BF16,
+// XLA_DOWNCAST_BF16, XLA_USE_32BIT_LONG): under XLA_USE_BF16 float32 and float64 are bf16
+// on the device and bf16 reports float32. Without a mode they are exact inverses.
 runtime::ElementType ElementTypeOf(at::ScalarType type);
 at::ScalarType ScalarTypeOf(runtime::ElementType type);
+// The dtype a tensor that the running kernel makes reports: under a mode, the dtype of
+// the kernel's result (the last one it mapped with ElementTypeOf) or of its first
+// operand, where that dtype has the tensor's device type; else ScalarTypeOf. So a float64
+// tensor reports float64 under XLA_USE_BF16 through every op, as PyTorch would give it.
+at::ScalarType ReportedScalarTypeOf(runtime::ElementType type);
+// Whether a tensor of `dtype` is held in the device type `type` (in the current mode).
+bool HoldsDtype(runtime::ElementType type, at::ScalarType dtype);
 // The dtype whose bytes are the device's elements, whatever the mode: for raw buffers.
 at::ScalarType DeviceScalarTypeOf(runtime::ElementType type);
 c10::Device XlaDeviceOf(int ordinal);

@@ -12,7 +12,7 @@ c10::DispatchKeySet XlaKeySet() {
 }  // namespace
 
 XlaTensorImpl::XlaTensorImpl(XlaTensorPtr tensor)
-    : c10::TensorImpl(XlaKeySet(), caffe2::TypeMeta::fromScalarType(ScalarTypeOf(tensor->shape().type)),
+    : c10::TensorImpl(XlaKeySet(), caffe2::TypeMeta::fromScalarType(ReportedScalarTypeOf(tensor->shape().type)),
                       XlaDeviceOf(tensor->device())),
       tensor_(std::move(tensor)) {
   // There is no storage to hand out: .data_ptr() and friends raise a clear error.
@@ -22,7 +22,10 @@ XlaTensorImpl::XlaTensorImpl(XlaTensorPtr tensor)
 
 void XlaTensorImpl::SetSizesFromTensor() {
   set_sizes_contiguous(tensor_->shape().dims);
-  data_type_ = caffe2::TypeMeta::fromScalarType(ScalarTypeOf(tensor_->shape().type));
+  // The tensor keeps the dtype it reports while its device type can hold it (under a
+  // precision mode several dtypes share one device type).
+  if (!HoldsDtype(tensor_->shape().type, data_type_.toScalarType()))
+    data_type_ = caffe2::TypeMeta::fromScalarType(ReportedScalarTypeOf(tensor_->shape().type));
 }
 
 void XlaTensorImpl::set_tensor(XlaTensorPtr tensor) {

@@ -76,6 +76,7 @@ void Metric::Reset() {
   unkept_total_.store(0, std::memory_order_relaxed);
 }
 
+thread_local uint64_t TracingTimer::serial_ = 0;
 thread_local int TracingTimer::depth_ = 0;
 thread_local int64_t TracingTimer::untraced_ns_ = 0;
 thread_local int TracingTimer::untraced_depth_ = 0;

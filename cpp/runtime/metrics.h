@@ -110,6 +110,7 @@ class TracingTimer {
  public:
   TracingTimer() {
     if (depth_++ == 0) {
+      ++serial_;
       untraced_ns_ = 0;
       start_ = std::chrono::steady_clock::now();
     }
@@ -125,8 +126,14 @@ class TracingTimer {
   TracingTimer(const TracingTimer&) = delete;
   TracingTimer& operator=(const TracingTimer&) = delete;
 
+  // Identifies the outermost counted kernel running on this thread (0 outside one), so
+  // that state a kernel's helpers leave for its result (a precision mode's dtype) is
+  // not read by another kernel.
+  static uint64_t CurrentKernel() { return depth_ > 0 ? serial_ : 0; }
+
  private:
   friend class UntracedScope;
+  static thread_local uint64_t serial_;
   static thread_local int depth_;
   static thread_local int64_t untraced_ns_;
   static thread_local int untraced_depth_;

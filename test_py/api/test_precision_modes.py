@@ -130,7 +130,7 @@ def test_default_precision_step_matches_float32_eager(tmp_path):
 
 
 @pytest.mark.parametrize('mode', ['XLA_USE_BF16', 'XLA_DOWNCAST_BF16'])
-def test_bf16_modes_compute_in_bf16_and_report_float32(tmp_path, mode):
+def test_bf16_modes_compute_in_bf16_and_report_pytorch_dtypes(tmp_path, mode):
   report, result = run_step(tmp_path, mode)
   reported = report['reported']
   # float32 tensors are bf16 on the device and still say float32, on the device and back.
@@ -138,17 +138,14 @@ def test_bf16_modes_compute_in_bf16_and_report_float32(tmp_path, mode):
   assert (reported['param'], reported['grad'], reported['loss']) == ('torch.float32',) * 3
   assert report['on_cpu']['param'] == 'torch.float32'
   assert all(t.dtype == torch.float32 for t in result['state'].values() if t.is_floating_point())
-  # A bf16 tensor is bf16 on the device too, which reports float32 in these modes.
-  assert reported['bf16'] == 'torch.float32'
-  if mode == 'XLA_DOWNCAST_BF16':
-    # float64 is float32 on the device, and reports float64.
-    assert reported['double'] == report['on_cpu']['double'] == 'torch.float64'
-    expected = (torch.tensor([1.0, 2.0, 3.0]) / 3).double().tolist()
-    assert report['double'] == expected and report['double'] != [1 / 3, 2 / 3, 1.0]
-  else:
-    # float64 is bf16 on the device, which reports float32.
-    assert reported['double'] == 'torch.float32'
-    assert report['double'] == (torch.tensor([1.0, 2.0, 3.0], dtype=torch.bfloat16) / 3).float().tolist()
+  # A bf16 tensor shares the device type of float32 and still reports bf16.
+  assert reported['bf16'] == 'torch.bfloat16'
+  # float64 is float32 (XLA_DOWNCAST_BF16) or bf16 (XLA_USE_BF16) on the device, and
+  # reports float64 through the division, on the device and back.
+  assert reported['double'] == report['on_cpu']['double'] == 'torch.float64'
+  device_dtype = torch.float32 if mode == 'XLA_DOWNCAST_BF16' else torch.bfloat16
+  expected = (torch.tensor([1.0, 2.0, 3.0], dtype=device_dtype) / 3).double().tolist()
+  assert report['double'] == expected and report['double'] != [1 / 3, 2 / 3, 1.0]
   assert report['reloaded_equal']
   # The values are bf16's: each parameter is exactly representable in bf16 ...
   for value in result['state'].values():
@@ -164,7 +161,7 @@ def test_32bit_long_keeps_int64_reported_and_float32_values(tmp_path):
   reported = report['reported']
   assert report['device_types'] == ['f32', 'i32']
   assert (reported['labels'], reported['argmax'], report['on_cpu']['labels']) == ('torch.int64',) * 3
-  assert reported['int32'] == 'torch.int64'  # int32 is the device type of int64 in this mode
+  assert reported['int32'] == 'torch.int32'  # int32 is also the device type of int64 in this mode
   assert reported['param'] == 'torch.float32'
   assert report['reloaded_equal']
   assert_close_to_eager(result, eager_step(torch.float32), rtol=1e-4, atol=1e-5)

@@ -45,6 +45,16 @@ def test_zero_dim_cpu_tensors_are_scalars():
   check(lambda t: t.masked_fill(t > 0, torch.tensor(3.0)), x)
 
 
+def test_a_cpu_operand_of_an_elementwise_op_moves_to_the_device():
+  # As torch_xla does: the CPU operand is copied to the XLA operand's device, either side.
+  x, y = make((5,), torch.float32), make((5,), torch.float32, seed=3)
+  with lowered('add', 'mul'):
+    left, right = x.to(DEV) + y, y * x.to(DEV)
+  assert left.device.type == right.device.type == 'xla'
+  torch.testing.assert_close(left.cpu(), x + y)
+  torch.testing.assert_close(right.cpu(), y * x)
+
+
 def test_a_cpu_operand_the_op_needs_on_the_device_is_a_clear_error():
   x = make((5, 4), torch.float32).to(DEV)
   with pytest.raises(RuntimeError, match='gather.*XLA device.*cpu tensor'):
