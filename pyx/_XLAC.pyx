@@ -78,6 +78,8 @@ cdef extern from "aten/api.h" namespace "torch_xla":
     void SyncDevices(const vector[int]& ordinals, cbool wait) except +RaisePyError nogil
     void WaitDeviceOps() except +RaisePyError nogil
     void SetRngState(uint64_t seed, int ordinal) except +RaisePyError
+    void UseSpmd() except +RaisePyError
+    cbool IsSpmd() except +RaisePyError
     uint64_t GetRngState(int ordinal) except +RaisePyError
     cdef struct DeviceMemory:
         int64_t bytes_in_use
@@ -158,6 +160,11 @@ cdef extern from "python_tensors.h" namespace "torch_xla::python":
                                const vector[pair[string, vector[int64_t]]]& results) except +RaisePyError
     pair[string, vector[int64_t]] BuilderShapeOf(PyObject* tensor) except +RaisePyError
     object HostViewOfXlaTensor(PyObject* tensor) except +RaisePyError
+    void MarkSharding(PyObject* tensor, const string& sharding) except +RaisePyError
+    void ClearSharding(PyObject* tensor) except +RaisePyError
+    string ShardingSpec(PyObject* tensor) except +RaisePyError
+    object LocalShards(PyObject* tensor) except +RaisePyError
+    void LoadLocalShards(PyObject* tensor, PyObject* shards, const vector[int]& devices) except +RaisePyError
     object XlaTensorFromHostMemory(PyObject* tensor, int ordinal, cbool* shared) except +RaisePyError
     uint64_t UnsafeBufferPointer(PyObject* tensor) except +RaisePyError
 
@@ -579,3 +586,34 @@ def _xla_trace_record(str name, int64_t start_ns, int64_t end_ns, args=None):
         for key, value in args.items():
             event.args.push_back(pair[string, string](str(key).encode(), str(value).encode()))
     Record(event)
+
+
+# ---- SPMD ----------------------------------------------------------------------------
+
+def _xla_use_spmd():
+    """Turns SPMD mode on for the process: xla:0 then stands for every device, each
+    graph is compiled once for all of them and tensors are laid out by their shardings."""
+    UseSpmd()
+
+def _xla_is_spmd():
+    return IsSpmd()
+
+def _xla_mark_sharding(tensor, str sharding):
+    """Lays the tensor out over the devices by `sharding`, XLA's HloSharding text."""
+    MarkSharding(<PyObject*>tensor, sharding.encode())
+
+def _xla_clear_sharding(tensor):
+    ClearSharding(<PyObject*>tensor)
+
+def _get_xla_sharding_spec(tensor):
+    """The tensor's sharding text; '' when it has none."""
+    return ShardingSpec(<PyObject*>tensor).decode()
+
+def _xla_local_shards(tensor):
+    """[(CPU tensor, device ordinal)]: each device's shard without padding, by device."""
+    return LocalShards(<PyObject*>tensor)
+
+def _xla_load_local_shards(tensor, shards, devices):
+    """Replaces the tensor's data by these per-device shards (CPU tensors)."""
+    cdef object listed = list(shards)
+    LoadLocalShards(<PyObject*>tensor, <PyObject*>listed, [int(d) for d in devices])

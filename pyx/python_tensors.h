@@ -135,4 +135,29 @@ inline PyObject* XlaTensorFromHostMemory(PyObject* tensor, int ordinal, bool* sh
 
 inline uint64_t UnsafeBufferPointer(PyObject* tensor) { return torch_xla::UnsafeBufferPointer(UnpackTensor(tensor)); }
 
+// SPMD (aten/spmd.cpp).
+inline void MarkSharding(PyObject* tensor, const std::string& sharding) {
+  torch_xla::MarkSharding(UnpackTensor(tensor), sharding);
+}
+inline void ClearSharding(PyObject* tensor) { torch_xla::ClearSharding(UnpackTensor(tensor)); }
+inline std::string ShardingSpec(PyObject* tensor) { return torch_xla::ShardingSpec(UnpackTensor(tensor)); }
+// A new reference to a list of (CPU tensor, device ordinal) tuples.
+inline PyObject* LocalShards(PyObject* tensor) {
+  std::vector<std::pair<at::Tensor, int>> shards = torch_xla::LocalShards(UnpackTensor(tensor));
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(shards.size()));
+  if (!list) throw std::runtime_error("out of memory");
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    PyObject* item = Py_BuildValue("(Ni)", THPVariable_Wrap(shards[i].first), shards[i].second);
+    if (!item) {
+      Py_DECREF(list);
+      throw std::runtime_error("cannot wrap a shard for Python");
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
+  }
+  return list;
+}
+inline void LoadLocalShards(PyObject* tensor, PyObject* shards, const std::vector<int>& devices) {
+  torch_xla::LoadLocalShards(UnpackTensor(tensor), UnpackTensors(shards), devices);
+}
+
 }  // namespace torch_xla::python

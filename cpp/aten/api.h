@@ -89,4 +89,25 @@ DeviceMemory MemoryInfo(int ordinal);
 void SetHostConvolution(const std::string& mode);
 std::string HostConvolution();
 
+// SPMD (aten/spmd.cpp): one program over every device, values laid out by shardings.
+// Turns SPMD mode on for the process (no way back); throws while xmp.spawn replicates.
+void UseSpmd();
+bool IsSpmd();
+// Lays the tensor out by `sharding`, XLA's HloSharding text ("{devices=[2,2]0,1,2,3}",
+// "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}", "{replicated}"): its data is
+// resharded now; a pending value gets the layout as a constraint in its graph. Throws
+// c10::Error (ValueError in Python) naming the tensor's shape when the sharding does not
+// fit it or SPMD mode is off.
+void MarkSharding(const at::Tensor& tensor, const std::string& sharding);
+// Back to no layout: the data is replicated on every device.
+void ClearSharding(const at::Tensor& tensor);
+// The tensor's sharding text; "" when it has none (replicated data).
+std::string ShardingSpec(const at::Tensor& tensor);
+// Each device's shard of the tensor's value, as a CPU tensor without padding, with the
+// device's ordinal, in device order.
+std::vector<std::pair<at::Tensor, int>> LocalShards(const at::Tensor& tensor);
+// Replaces the tensor's data by per-device shards (CPU tensors, as LocalShards gives
+// them), keeping its sharding.
+void LoadLocalShards(const at::Tensor& tensor, const std::vector<at::Tensor>& shards, const std::vector<int>& devices);
+
 }  // namespace torch_xla

@@ -34,6 +34,9 @@ at::Tensor HostViewOfXlaTensor(const at::Tensor& xla_tensor) {
   TORCH_CHECK_NOT_IMPLEMENTED(kind == "CPU", kOp, ": the memory of a ", kind,
                               " device is not host memory; only the CPU device's tensors can be shared");
   runtime::BufferPtr buffer = ComputedBuffer(xla_tensor, kOp);
+  TORCH_CHECK_NOT_IMPLEMENTED(!buffer->is_sharded(), kOp,
+                              ": the tensor is laid out over the devices of the SPMD mesh; it has no single "
+                              "buffer to share (read it with .cpu())");
   void* data = reinterpret_cast<void*>(runtime::BufferAddress(*buffer));
   auto* hold = new runtime::ExternalReference(buffer);
   // The bytes of the buffer's device form (runtime/device_dims.h) are those of the
@@ -53,7 +56,7 @@ at::Tensor XlaTensorFromHostMemory(const at::Tensor& cpu_tensor, int ordinal, bo
   *shared = false;
   const bool viewable = client.device_kind() == "CPU" && cpu_tensor.is_contiguous() && !cpu_tensor.is_conj() &&
                         !cpu_tensor.is_neg() && DeviceScalarTypeOf(type) == cpu_tensor.scalar_type() &&
-                        cpu_tensor.numel() > 0;
+                        cpu_tensor.numel() > 0 && !runtime::spmd::Enabled();
   if (viewable) {
     auto* owner = new at::Tensor(cpu_tensor);
     try {

@@ -48,8 +48,13 @@ XlaTensorPtr FromCpuTensor(const at::Tensor& cpu, int device) {
   static metrics::Metric* inbound = metrics::GetMetric("InboundData", metrics::Unit::kBytes);
   inbound->AddSample(static_cast<double>(src.nbytes()));
   metrics::ScopedTimer timer(timer_metric);
+  // In SPMD mode the device stands for the mesh: every device holds the value until a
+  // sharding says otherwise.
   runtime::BufferPtr buffer =
-      runtime::Client::Get().TransferToDevice(src.data_ptr(), device_type, dims, device);
+      runtime::spmd::Enabled()
+          ? runtime::Client::Get().TransferShardedToDevice(src.data_ptr(), device_type, dims,
+                                                           runtime::Sharding::Replicated())
+          : runtime::Client::Get().TransferToDevice(src.data_ptr(), device_type, dims, device);
   return XlaTensor::FromBuffer(std::move(buffer));
 }
 

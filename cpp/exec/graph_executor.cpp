@@ -73,6 +73,14 @@ struct PostOrderGraph {
   // which does not depend on it, ran in the same graph.
   std::unordered_set<const runtime::Buffer*> loop_operands;
   hash_t hash = 0;                       // structure, shared parameters and output aliasing
+  // An SPMD program (num_partitions > 0, one partition per device): the layout of each
+  // parameter and root over the devices, as sharding text (runtime/sharding.h).
+  int num_partitions = 0;
+  std::vector<runtime::Sharding> parameter_shardings;
+  std::vector<runtime::Sharding> root_shardings;
+  // Per root: XLA chooses its layout (no tensor of it has one); its sharding above is
+  // then the compiled program's.
+  std::vector<bool> root_open;
 };
 
 // A graph reads a value that only a loop body being traced has (a region parameter).
@@ -231,9 +239,11 @@ std::vector<int64_t> AssignDonations(PostOrderGraph& g, const std::vector<bool>&
 std::string Lower(const PostOrderGraph& g, int num_replicas) {
   lowering::LoweringContext ctx;
   const bool hlo_debug = ir::HloDebug();
+  const bool spmd = g.num_partitions > 0;
   std::vector<lowering::Ssa> params(g.parameters.size());
   for (std::size_t i = 0; i < g.parameters.size(); ++i)
-    params[i] = ctx.AddParameter(g.parameters[i]->shape(), g.aliased_output[i]);
+    params[i] = ctx.AddParameter(g.parameters[i]->shape(), g.aliased_output[i],
+                                 spmd ? g.parameter_shardings[i].ToString() : std::string());
   for (const Node* node : g.nodes) {
     if (node->leaf_kind() != ir::LeafKind::kNone) {
       ctx.Bind(node, 0, params[g.parameter_of.at(node)]);
@@ -244,7 +254,11 @@ std::string Lower(const PostOrderGraph& g, int num_replicas) {
   }
   std::vector<lowering::Ssa> results;
   for (const Value& r : g.roots) results.push_back(ctx.Lookup(r));
-  return ctx.Finish(results, num_replicas);
+  if (!spmd) return ctx.Finish(results, num_replicas);
+  std::vector<std::string> result_shardings;
+  for (std::size_t r = 0; r < g.root_shardings.size(); ++r)
+    result_shardings.push_back(g.root_open[r] ? std::string() : g.root_shardings[r].ToString());
+  return ctx.Finish(results, /*num_replicas=*/1, g.num_partitions, result_shardings);
 }
 
 std::atomic<bool>& AliasWithBufferDonorFlag() {
@@ -438,7 +452,8 @@ runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const s
       // An eager op's compile is timed from the cache miss (above).
       std::optional<metrics::ScopedTimer> timer;
       if (!eager_op_sync) timer.emplace(CompileTimeMetric());
-      exe = client.Compile(module, replicas, replica_devices);
+      exe = g.num_partitions > 0 ? client.CompileSpmd(module, g.num_partitions, g.root_open)
+                                 : client.Compile(module, replicas, replica_devices);
     }
     if (disk && !disk->read_only()) {
       try {
@@ -639,6 +654,94 @@ void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>
   for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i]->SetBuffer(outputs[0][root_of[i]]);
 }
 
+// SPMD: the layouts of the graph's parameters (their data's) and roots (the tensors': set
+// by the user, or that of the data they update), mixed into the graph's key. A root
+// without one is left to XLA's sharding propagation (`propagate`), or replicated.
+void AssignShardings(PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors, const std::vector<int>& root_of,
+                     hash_t structure, bool propagate) {
+  g.num_partitions = runtime::Client::Get().device_count();
+  g.parameter_shardings.assign(g.parameters.size(), runtime::Sharding::Replicated());
+  for (std::size_t i = 0; i < g.parameters.size(); ++i) {
+    const Node* p = g.parameters[i];
+    if (p->leaf_kind() == ir::LeafKind::kDeviceData && p->buffer()->is_sharded())
+      g.parameter_shardings[i] = p->buffer()->sharding();
+  }
+  g.root_shardings.assign(g.roots.size(), runtime::Sharding::Replicated());
+  g.root_open.assign(g.roots.size(), propagate);
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (std::shared_ptr<const runtime::Sharding> s = tensors[i]->sharding()) {
+      g.root_shardings[root_of[i]] = *s;
+      g.root_open[root_of[i]] = false;
+    }
+  }
+  std::hash<std::string> text_hash;
+  hash_t h = ir::HashCombine(structure, static_cast<hash_t>(g.num_partitions));
+  for (const runtime::Sharding& s : g.parameter_shardings) h = ir::HashCombine(h, text_hash(s.ToString()));
+  for (std::size_t r = 0; r < g.roots.size(); ++r)
+    h = ir::HashCombine(h, g.root_open[r] ? 0x09e7 : text_hash(g.root_shardings[r].ToString()) + 1);
+  g.hash = h;
+}
+
+// SPMD: the buffer of a parameter on `device`: its shard, or a copy of plain data (made
+// before SPMD was on) through the host.
+runtime::BufferPtr ShardOn(const runtime::BufferPtr& buffer, int device) {
+  if (buffer->is_sharded()) return buffer->shards().at(device);
+  if (buffer->device() == device) return buffer;
+  runtime::Client& client = runtime::Client::Get();
+  std::string bytes(buffer->byte_size(), '\0');
+  if (!bytes.empty()) client.TransferFromDevice(*buffer, bytes.data(), bytes.size());
+  return client.TransferToDevice(bytes.data(), buffer->type(), buffer->dims(), device);
+}
+
+// Runs an SPMD program: one executable for every device, each given its shards of the
+// parameters; each root comes back as a sharded buffer of its layout.
+void LaunchSpmd(PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors, const std::vector<int>& root_of,
+                hash_t structure) {
+  runtime::Client& client = runtime::Client::Get();
+  const int n = g.num_partitions;
+  std::vector<int> devices(n);
+  for (int d = 0; d < n; ++d) devices[d] = d;
+  runtime::ExecutablePtr exe = CompileGraph(g, g.hash, devices);
+  if (std::find(g.root_open.begin(), g.root_open.end(), true) != g.root_open.end()) {
+    try {
+      g.root_shardings = client.OutputShardings(*exe);
+    } catch (const runtime::RuntimeError&) {
+      // The layouts XLA chose cannot be read: the program again, with those roots replicated.
+      AssignShardings(g, tensors, root_of, structure, /*propagate=*/false);
+      exe = CompileGraph(g, g.hash, devices);
+    }
+  }
+  std::vector<std::vector<runtime::Buffer*>> args(n);
+  std::vector<runtime::BufferPtr> held;
+  {
+    metrics::ScopedTimer timer(UnwrapTime());
+    for (const Node* p : g.parameters) {
+      if (p->leaf_kind() == ir::LeafKind::kDeviceData && p->buffer()->donation_requested() && p->buffer()->IsDeleted())
+        throw std::runtime_error("an SPMD graph reads a tensor of shape " + p->shape().ToString() +
+                                 " whose device buffer was donated to an earlier computation: its value is gone");
+      for (int d = 0; d < n; ++d) {
+        runtime::BufferPtr b =
+            p->leaf_kind() == ir::LeafKind::kDeviceData ? ShardOn(p->buffer(), d) : UploadScalar(p, d);
+        args[d].push_back(b.get());
+        held.push_back(std::move(b));
+      }
+    }
+  }
+  std::vector<std::vector<int64_t>> shard_dims;
+  for (std::size_t r = 0; r < g.roots.size(); ++r) shard_dims.push_back(g.root_shardings[r].ShardDims(g.roots[r].shape().dims));
+  std::vector<std::vector<runtime::BufferPtr>> outputs =
+      client.Execute(*exe, args, devices, {}, std::move(held), shard_dims, ExecuteTimeMetric());
+  metrics::ScopedTimer timer(WrapTime());
+  std::vector<runtime::BufferPtr> results;
+  for (std::size_t r = 0; r < g.roots.size(); ++r) {
+    std::vector<runtime::BufferPtr> shards;
+    for (int d = 0; d < n; ++d) shards.push_back(outputs[d][r]);
+    results.push_back(runtime::Buffer::Sharded(std::move(shards), g.root_shardings[r], g.roots[r].shape().type,
+                                               g.roots[r].shape().dims));
+  }
+  for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i]->SetBuffer(results[root_of[i]]);
+}
+
 // Brings a graph with collectives to its replication's rendezvous. The replica that
 // arrives last compiles the graph (once, for every replica) and launches all replicas
 // as one execution; donation is what every replica may donate.
@@ -717,12 +820,26 @@ std::optional<Launch> StartGraph(int device, const std::vector<XlaTensorPtr>& te
     if (it != g.parameter_of_buffer.end() && g.updated_parameter[launch.root_of[i]] < 0)
       g.updated_parameter[launch.root_of[i]] = it->second;
   }
+  const bool spmd = runtime::spmd::Enabled();
+  hash_t spmd_structure = 0;
+  if (spmd) {
+    if (!g.collectives.empty())
+      throw std::runtime_error("the graph has collective ops (" + g.collectives[0]->ToString() +
+                               "), which SPMD programs do not take: in SPMD mode XLA's partitioner adds the "
+                               "collectives the shardings need (torch_xla.distributed.spmd.mark_sharding)");
+    spmd_structure = g.hash;
+    AssignShardings(g, launch.tensors, launch.root_of, spmd_structure, /*propagate=*/true);
+  }
   launch.replication = g.collectives.empty() ? nullptr : ReplicationOf(device);
   if (SavingGraphs()) {
     SaveGraph(g.hash, [&](const std::string& format) {
       if (format == "stablehlo") return Lower(g, launch.replication ? launch.replication->size() : 1);
       return format == "dot" ? GraphDot(g.nodes, g.roots) : GraphText(g.nodes, g.roots);
     });
+  }
+  if (spmd) {
+    LaunchSpmd(g, launch.tensors, launch.root_of, spmd_structure);
+    return std::nullopt;
   }
   if (g.collectives.empty()) {
     LaunchSingle(device, g, launch.tensors, launch.root_of, all_pending);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "exec/graph_executor.h"
+#include "runtime/sharding.h"
 
 namespace torch_xla::exec {
 namespace {
@@ -59,6 +60,11 @@ std::chrono::milliseconds ReplicaTimeout() {
 
 std::shared_ptr<Replication> BeginReplication(const std::vector<int>& devices) {
   if (devices.empty()) throw std::invalid_argument("a replication needs at least one device");
+  if (runtime::spmd::Enabled() && devices.size() > 1)
+    throw std::invalid_argument(
+        "cannot replicate over " + std::to_string(devices.size()) +
+        " devices in SPMD mode: after torch_xla.runtime.use_spmd() one program runs on every device and "
+        "xla:0 stands for all of them; shard with torch_xla.distributed.spmd instead of xmp.spawn");
   int count = runtime::Client::Get().device_count();
   for (std::size_t i = 0; i < devices.size(); ++i) {
     if (devices[i] < 0 || devices[i] >= count) {

@@ -125,11 +125,12 @@ Ssa LoweringContext::NewValue(const Shape& shape) {
   return Ssa{static_cast<int>(types_.size() - 1)};
 }
 
-Ssa LoweringContext::AddParameter(const Shape& shape, int aliased_output) {
+Ssa LoweringContext::AddParameter(const Shape& shape, int aliased_output, const std::string& sharding) {
   const Shape device_shape(shape.type, runtime::DeviceDims(shape.type, shape.dims));
   Ssa v = NewValue(device_shape);
   parameters_.push_back(v);
   parameter_aliases_.push_back(aliased_output);
+  parameter_shardings_.push_back(sharding);
   if (device_shape == shape) return v;
   Ssa reshaped = Emit("stablehlo.reshape", {v}, shape);
   SetFlatForm(reshaped, v);
@@ -383,24 +384,39 @@ void LoweringContext::AddFunction(const std::string& symbol, const std::string& 
   }
 }
 
-std::string LoweringContext::Finish(const std::vector<Ssa>& given_results, int num_replicas) {
+std::string LoweringContext::Finish(const std::vector<Ssa>& given_results, int num_replicas, int num_partitions,
+                                    const std::vector<std::string>& result_shardings) {
   std::vector<Ssa> results;
   for (Ssa r : given_results) {
     const Shape& shape = TypeOf(r);
     results.push_back(runtime::DeviceDims(shape.type, shape.dims) == shape.dims ? r : Flat(r));
   }
   std::string m = "module @SyncTensorsGraph attributes {mhlo.num_replicas = " + std::to_string(num_replicas) +
-                  " : i32, mhlo.num_partitions = 1 : i32} {\n  func.func public @main(";
+                  " : i32, mhlo.num_partitions = " + std::to_string(num_partitions) +
+                  " : i32} {\n  func.func public @main(";
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     if (i) m += ", ";
     m += Name(parameters_[i]) + ": " + types_[parameters_[i].id].ToMlir();
+    std::vector<std::string> attrs;
     // XLA's MLIR import turns this into the module's input/output alias config.
-    if (parameter_aliases_[i] >= 0) m += " {tf.aliasing_output = " + std::to_string(parameter_aliases_[i]) + " : i32}";
+    if (parameter_aliases_[i] >= 0) attrs.push_back("tf.aliasing_output = " + std::to_string(parameter_aliases_[i]) + " : i32");
+    if (!parameter_shardings_[i].empty()) attrs.push_back("mhlo.sharding = \"" + parameter_shardings_[i] + "\"");
+    for (std::size_t a = 0; a < attrs.size(); ++a) m += (a ? ", " : " {") + attrs[a];
+    if (!attrs.empty()) m += "}";
   }
   m += ") -> (";
   std::vector<Shape> result_types;
   for (Ssa r : results) result_types.push_back(types_[r.id]);
-  AppendTypes(m, result_types);
+  if (result_shardings.empty()) {
+    AppendTypes(m, result_types);
+  } else {
+    for (std::size_t i = 0; i < result_types.size(); ++i) {
+      if (i) m += ", ";
+      m += result_types[i].ToMlir();
+      if (i < result_shardings.size() && !result_shardings[i].empty())
+        m += " {mhlo.sharding = \"" + result_shardings[i] + "\"}";
+    }
+  }
   m += ") {\n";
   m += body_;
   m += "    \"func.return\"(";

@@ -31,7 +31,9 @@ class LoweringContext {
   // (runtime/device_dims.h), and returns it in `shape` (a reshape where the forms
   // differ). `aliased_output` >= 0 lets the result of that index reuse the argument's
   // buffer (the caller donates the argument at execution).
-  Ssa AddParameter(const Shape& shape, int aliased_output = -1);
+  // `sharding` (SPMD): the argument's layout over the devices as HloSharding text
+  // (runtime/sharding.h), written as its mhlo.sharding attribute; empty for none.
+  Ssa AddParameter(const Shape& shape, int aliased_output = -1, const std::string& sharding = {});
   // Appends `%r = "op"(operands) {attrs} : (operand types) -> result type`.
   Ssa Emit(std::string_view op, const std::vector<Ssa>& operands, const Shape& result,
            std::string_view attrs = {});
@@ -101,8 +103,10 @@ class LoweringContext {
   // it throws std::logic_error.
   void AddFunction(const std::string& symbol, const std::string& text);
 
-  // The module text returning `results`, each in its device form.
-  std::string Finish(const std::vector<Ssa>& results, int num_replicas);
+  // The module text returning `results`, each in its device form. An SPMD program has
+  // num_partitions > 1 and each result's sharding text (result_shardings, one per result).
+  std::string Finish(const std::vector<Ssa>& results, int num_replicas, int num_partitions = 1,
+                     const std::vector<std::string>& result_shardings = {});
 
  private:
   Ssa NewValue(const Shape& shape);
@@ -113,7 +117,8 @@ class LoweringContext {
   std::vector<Ssa> parameters_;
   std::unordered_map<int, Ssa> flat_of_;  // Ssa id -> its one-dimensional form
   std::optional<Ssa> last_ordered_call_;
-  std::vector<int> parameter_aliases_;  // aliased output per parameter, or -1
+  std::vector<int> parameter_aliases_;
+  std::vector<std::string> parameter_shardings_;  // aliased output per parameter, or -1
   std::string body_;
   std::unordered_map<std::string, std::string> function_texts_;  // by symbol (AddFunction)
   std::vector<std::string> function_order_;                        // symbols, as added

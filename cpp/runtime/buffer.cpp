@@ -14,6 +14,15 @@ namespace torch_xla::runtime {
 Buffer::Buffer(PJRT_Buffer* buffer, ElementType type, std::vector<int64_t> dims, int device)
     : buffer_(buffer), type_(type), dims_(std::move(dims)), device_(device) {}
 
+std::shared_ptr<Buffer> Buffer::Sharded(std::vector<std::shared_ptr<Buffer>> shards, Sharding sharding,
+                                        ElementType type, std::vector<int64_t> dims) {
+  if (shards.empty()) throw RuntimeError("Buffer::Sharded: no shards");
+  auto buffer = std::make_shared<Buffer>(nullptr, type, std::move(dims), 0);
+  buffer->shards_ = std::move(shards);
+  buffer->sharding_ = std::move(sharding);
+  return buffer;
+}
+
 namespace {
 
 // Whether `buffer` still waits for the execution that defines it; false for donated and
@@ -93,6 +102,11 @@ long Buffer::ReferencesBesidesExecutions(const std::shared_ptr<Buffer>& buffer) 
 }
 
 bool Buffer::IsDeleted() const {
+  if (is_sharded()) {
+    for (const std::shared_ptr<Buffer>& shard : shards_)
+      if (shard->IsDeleted()) return true;
+    return false;
+  }
   const PJRT_Api* api = internal::LiveApi();
   if (api == nullptr || buffer_ == nullptr) return true;
   auto args = PJRT_ARGS(PJRT_Buffer_IsDeleted_Args);
@@ -102,6 +116,10 @@ bool Buffer::IsDeleted() const {
 }
 
 void Buffer::Await() const {
+  if (is_sharded()) {
+    for (const std::shared_ptr<Buffer>& shard : shards_) shard->Await();
+    return;
+  }
   const PJRT_Api* api = internal::LiveApi();
   if (api == nullptr) throw RuntimeError("Buffer::Await: the PJRT client was shut down");
   auto args = PJRT_ARGS(PJRT_Buffer_ReadyEvent_Args);

@@ -15,6 +15,7 @@
 
 #include "pjrt_c_api.h"
 #include "runtime/compile_options.h"
+#include "runtime/hlo_module_sharding.h"
 #include "runtime/plugin_xla_flags.h"
 #include "runtime/device_dims.h"
 #include "runtime/dims_text.h"
@@ -623,7 +624,40 @@ BufferPtr Client::TransferToDevice(const void* data, ElementType type,
   return buffer;
 }
 
+BufferPtr Client::TransferShardedToDevice(const void* data, ElementType type, const std::vector<int64_t>& dims,
+                                          const Sharding& sharding) {
+  const int devices = device_count();
+  sharding.Check(dims.size(), devices, "TransferShardedToDevice");
+  std::vector<BufferPtr> shards;
+  shards.reserve(devices);
+  if (sharding.is_replicated()) {
+    for (int d = 0; d < devices; ++d) shards.push_back(TransferToDevice(data, type, dims, d));
+  } else {
+    std::vector<std::string> parts = SplitIntoShards(data, ElementSize(type), dims, sharding, devices);
+    std::vector<int64_t> shard_dims = sharding.ShardDims(dims);
+    for (int d = 0; d < devices; ++d) shards.push_back(TransferToDevice(parts[d].data(), type, shard_dims, d));
+  }
+  return Buffer::Sharded(std::move(shards), sharding, type, dims);
+}
+
 void Client::TransferFromDevice(const Buffer& buffer, void* dst, std::size_t dst_bytes) {
+  if (buffer.is_sharded()) {
+    if (dst_bytes != buffer.byte_size()) {
+      throw RuntimeError("TransferFromDevice: destination has " + std::to_string(dst_bytes) +
+                         " bytes, the buffer " + std::to_string(buffer.byte_size()));
+    }
+    const std::vector<BufferPtr>& shards = buffer.shards();
+    if (buffer.sharding().is_replicated()) return TransferFromDevice(*shards[0], dst, dst_bytes);
+    std::vector<std::string> parts(shards.size());
+    std::vector<const void*> pointers;
+    for (std::size_t d = 0; d < shards.size(); ++d) {
+      parts[d].resize(shards[d]->byte_size());
+      if (!parts[d].empty()) TransferFromDevice(*shards[d], parts[d].data(), parts[d].size());
+      pointers.push_back(parts[d].data());
+    }
+    AssembleFromShards(pointers, ElementSize(buffer.type()), buffer.dims(), buffer.sharding(), dst);
+    return;
+  }
   trace::TraceScope span("PjRtComputationClient::TransferFromDevice");
   if (span.active()) {
     span.AddArg("device", "xla:" + std::to_string(buffer.device()));
@@ -669,6 +703,67 @@ ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas,
       replica_device_ids.push_back(device_ids_[replica_devices[r]]);
     }
   }
+  // Single-device executables are portable so that Execute can launch them on any device;
+  // replicated ones keep the default assignment (replica r on device r).
+  return CompileWithOptions(
+      mlir_module,
+      internal::SerializeCompileOptions(num_replicas, /*num_partitions=*/1, num_replicas == 1, replica_device_ids),
+      num_replicas);
+}
+
+ExecutablePtr Client::CompileSpmd(const std::string& mlir_module, int num_partitions,
+                                  const std::vector<bool>& propagate_to_output) {
+  trace::TraceScope span("PjRtComputationClient::Compile");
+  if (span.active()) {
+    span.AddArg("partitions", std::to_string(num_partitions));
+    span.AddArg("module_bytes", std::to_string(mlir_module.size()));
+  }
+  if (num_partitions < 1 || num_partitions > device_count()) {
+    throw RuntimeError("CompileSpmd: num_partitions " + std::to_string(num_partitions) + " must be in [1, " +
+                       std::to_string(device_count()) + "]");
+  }
+  std::vector<int64_t> partition_device_ids(device_ids_.begin(), device_ids_.begin() + num_partitions);
+  return CompileWithOptions(mlir_module,
+                            internal::SerializeSpmdCompileOptions(partition_device_ids, propagate_to_output),
+                            num_partitions);
+}
+
+std::vector<Sharding> Client::OutputShardings(const Executable& executable) {
+  if (std::shared_ptr<const std::vector<Sharding>> known = executable.output_shardings()) return *known;
+  auto get_args = PJRT_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+  get_args.loaded_executable = executable.pjrt();
+  PJRT_CALL(api_, PJRT_LoadedExecutable_GetExecutable, get_args);
+  auto program = PJRT_ARGS(PJRT_Program);
+  static constexpr std::string_view kFormat = "hlo";
+  program.format = kFormat.data();
+  program.format_size = kFormat.size();
+  auto args = PJRT_ARGS(PJRT_Executable_OptimizedProgram_Args);
+  args.executable = get_args.executable;
+  args.program = &program;
+  std::string code, format;
+  PJRT_Error* error = api_->PJRT_Executable_OptimizedProgram(&args);
+  if (error == nullptr) {
+    code.resize(program.code_size);
+    program.code = code.data();
+    error = api_->PJRT_Executable_OptimizedProgram(&args);
+  }
+  // The plugin names the form it wrote (it may add the module's config); the name is
+  // the executable's, read before it goes.
+  if (error == nullptr) format.assign(program.format, program.format_size);
+  auto destroy_args = PJRT_ARGS(PJRT_Executable_Destroy_Args);
+  destroy_args.executable = get_args.executable;
+  if (PJRT_Error* destroy_error = api_->PJRT_Executable_Destroy(&destroy_args)) ConsumeError(api_, destroy_error);
+  internal::CheckPjrt(api_, error, "PJRT_Executable_OptimizedProgram");
+  std::optional<std::vector<Sharding>> shardings =
+      internal::OutputShardingsOfHloModule(code, format, executable.num_outputs());
+  if (!shardings)
+    throw RuntimeError("the compiled SPMD program does not record its output shardings in a form this runtime reads");
+  const_cast<Executable&>(executable).set_output_shardings(*shardings);
+  return *shardings;
+}
+
+ExecutablePtr Client::CompileWithOptions(const std::string& mlir_module, const std::string& options,
+                                         int num_launches) {
   static constexpr std::string_view kFormat = "mlir";
   auto program = PJRT_ARGS(PJRT_Program);
   // PJRT only reads the code when compiling; the field is non-const for other uses.
@@ -677,10 +772,6 @@ ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas,
   program.format = kFormat.data();
   program.format_size = kFormat.size();
 
-  // Single-device executables are portable so that Execute can launch them on any device;
-  // replicated ones keep the default assignment (replica r on device r).
-  const std::string options =
-      internal::SerializeCompileOptions(num_replicas, /*num_partitions=*/1, num_replicas == 1, replica_device_ids);
   auto args = PJRT_ARGS(PJRT_Client_Compile_Args);
   args.client = client_;
   args.program = &program;
@@ -690,7 +781,7 @@ ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas,
   ReleasePluginCode();
 
   try {
-    return Describe(api_, args.executable, num_replicas);
+    return Describe(api_, args.executable, num_launches);
   } catch (...) {
     DestroyLoadedExecutable(api_, args.executable);
     throw;

@@ -12,6 +12,7 @@
 #include "runtime/element_type.h"
 #include "runtime/key_value_store.h"
 #include "runtime/metrics.h"
+#include "runtime/sharding.h"
 
 struct PJRT_Api;
 struct PJRT_Client;
@@ -38,14 +39,25 @@ void WaitRecorded(const ExecutionTiming& timing);
 }  // namespace internal
 
 // A device buffer. Owns its PJRT_Buffer and destroys it on destruction.
+//
+// Or, in SPMD mode, a value laid out over every device of the mesh: one buffer per
+// device (its shard, padded), the value's dimensions and its sharding, and no PJRT
+// buffer of its own (pjrt() is null). Its device is 0, the device that stands for the mesh.
 class Buffer {
  public:
   Buffer(PJRT_Buffer* buffer, ElementType type, std::vector<int64_t> dims, int device);
+  static std::shared_ptr<Buffer> Sharded(std::vector<std::shared_ptr<Buffer>> shards, Sharding sharding,
+                                         ElementType type, std::vector<int64_t> dims);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   PJRT_Buffer* pjrt() const { return buffer_; }
+  bool is_sharded() const { return !shards_.empty(); }
+  // The per-device shards of a sharded buffer, by device ordinal; empty otherwise.
+  const std::vector<std::shared_ptr<Buffer>>& shards() const { return shards_; }
+  // The layout of a sharded buffer (replicated for a plain one).
+  const Sharding& sharding() const { return sharding_; }
   ElementType type() const { return type_; }
   const std::vector<int64_t>& dims() const { return dims_; }
   int device() const { return device_; }
@@ -89,6 +101,8 @@ class Buffer {
   uint64_t defining_launch_ = 0;
   std::atomic<bool> donation_requested_{false};
   std::shared_ptr<const internal::ExecutionTiming> execution_timing_;
+  std::vector<std::shared_ptr<Buffer>> shards_;
+  Sharding sharding_;
   PJRT_Buffer* buffer_;
   ElementType type_;
   std::vector<int64_t> dims_;
@@ -109,8 +123,19 @@ class Executable {
   int num_replicas() const { return num_replicas_; }
   std::size_t num_outputs() const { return num_outputs_; }
   int64_t memory_needed() const { return memory_needed_; }
+  // SPMD: the layout of each output, as compiled (Client::OutputShardings); null until read.
+  std::shared_ptr<const std::vector<Sharding>> output_shardings() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return output_shardings_;
+  }
+  void set_output_shardings(std::vector<Sharding> shardings) {
+    std::lock_guard<std::mutex> lock(mu_);
+    output_shardings_ = std::make_shared<const std::vector<Sharding>>(std::move(shardings));
+  }
 
  private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const std::vector<Sharding>> output_shardings_;
   PJRT_LoadedExecutable* exe_;
   int num_replicas_;
   std::size_t num_outputs_;
@@ -181,7 +206,12 @@ class Client {
   // PJRT holds it in its device form (runtime/device_dims.h); the Buffer has `dims`.
   BufferPtr TransferToDevice(const void* data, ElementType type, const std::vector<int64_t>& dims,
                              int device);
-  // Copies a buffer to host memory; blocks. dst_bytes must equal buffer.byte_size().
+  // SPMD: a sharded buffer of the value `data` holds (dims), one shard per device of the
+  // client, laid out by `sharding` (a replicated sharding copies the whole value to each).
+  BufferPtr TransferShardedToDevice(const void* data, ElementType type, const std::vector<int64_t>& dims,
+                                    const Sharding& sharding);
+  // Copies a buffer to host memory; blocks. dst_bytes must equal buffer.byte_size(). A
+  // sharded buffer's shards are read and assembled.
   void TransferFromDevice(const Buffer& buffer, void* dst, std::size_t dst_bytes);
   // A buffer on `device` over memory the caller owns (another framework's tensor, shared
   // through DLPack), without a copy: PJRT_Client_CreateViewOfDeviceBuffer. `data` holds the
@@ -196,6 +226,17 @@ class Client {
   // device replica_devices[r] (device ordinals; default: replica r on device r).
   ExecutablePtr Compile(const std::string& mlir_module, int num_replicas = 1,
                         const std::vector<int>& replica_devices = {});
+  // Compiles an SPMD program for devices 0..num_partitions-1 (partition p on device p):
+  // XLA's partitioner splits it by the shardings its arguments, results and values are
+  // annotated with. The executable launches on all of them at once (num_replicas() is
+  // the partition count, Execute's argument lists one per device).
+  // propagate_to_output[i]: XLA chooses output i's layout (the module leaves it open).
+  ExecutablePtr CompileSpmd(const std::string& mlir_module, int num_partitions,
+                            const std::vector<bool>& propagate_to_output = {});
+  // SPMD: the layout XLA gave each output of an executable compiled by CompileSpmd (or
+  // loaded from one), read once from its optimized program. Throws RuntimeError when the
+  // plugin does not record them in a form this runtime reads.
+  std::vector<Sharding> OutputShardings(const Executable& executable);
 
   // The executable in the plugin's serialized form, which DeserializeExecutable loads
   // again (in this or another process with the same plugin). Throws RuntimeError when
@@ -235,6 +276,7 @@ class Client {
  private:
   explicit Client(const ClientOptions& options);
   PJRT_Device* device(int index) const;
+  ExecutablePtr CompileWithOptions(const std::string& mlir_module, const std::string& options, int num_launches);
   // Throws RuntimeError when an execution of `executable` on `devices` would allocate
   // more than their free memory.
   void CheckMemoryFor(const Executable& executable, const std::vector<int>& devices);

@@ -10,6 +10,8 @@ constexpr int kExecutableBuildOptionsField = 3;  // CompileOptionsProto
 constexpr int kCompilePortableField = 4;         // CompileOptionsProto
 constexpr int kNumReplicasField = 4;             // ExecutableBuildOptionsProto
 constexpr int kNumPartitionsField = 5;           // ExecutableBuildOptionsProto
+constexpr int kUseSpmdPartitioningField = 6;     // ExecutableBuildOptionsProto
+constexpr int kPropagateToOutputField = 12;      // ExecutableBuildOptionsProto (repeated bool)
 constexpr int kDeviceAssignmentField = 9;        // ExecutableBuildOptionsProto
 constexpr int kReplicaCountField = 1;            // DeviceAssignmentProto
 constexpr int kComputationCountField = 2;        // DeviceAssignmentProto
@@ -52,7 +54,45 @@ std::string SerializeDeviceAssignment(const std::vector<int64_t>& device_ids) {
   return out;
 }
 
+// DeviceAssignmentProto for one replica of N computations (SPMD partitions): partition p
+// runs on the device with id device_ids[p].
+std::string SerializePartitionAssignment(const std::vector<int64_t>& device_ids) {
+  std::string out;
+  AppendTag(out, kReplicaCountField, kWireVarint);
+  AppendVarint(out, 1);
+  AppendTag(out, kComputationCountField, kWireVarint);
+  AppendVarint(out, device_ids.size());
+  for (int64_t id : device_ids) {
+    std::string ids;
+    AppendVarint(ids, static_cast<uint64_t>(id));
+    std::string computation;
+    AppendMessage(computation, kReplicaDeviceIdsField, ids);
+    AppendMessage(out, kComputationDevicesField, computation);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string SerializeSpmdCompileOptions(const std::vector<int64_t>& partition_device_ids,
+                                        const std::vector<bool>& propagate_to_output) {
+  std::string build_options;
+  AppendTag(build_options, kNumReplicasField, kWireVarint);
+  AppendVarint(build_options, 1);
+  AppendTag(build_options, kNumPartitionsField, kWireVarint);
+  AppendVarint(build_options, partition_device_ids.size());
+  AppendTag(build_options, kUseSpmdPartitioningField, kWireVarint);
+  AppendVarint(build_options, 1);
+  AppendMessage(build_options, kDeviceAssignmentField, SerializePartitionAssignment(partition_device_ids));
+  if (!propagate_to_output.empty()) {
+    std::string packed;
+    for (bool b : propagate_to_output) packed.push_back(b ? 1 : 0);
+    AppendMessage(build_options, kPropagateToOutputField, packed);
+  }
+  std::string out;
+  AppendMessage(out, kExecutableBuildOptionsField, build_options);
+  return out;
+}
 
 std::string SerializeCompileOptions(int num_replicas, int num_partitions, bool portable,
                                     const std::vector<int64_t>& replica_device_ids) {

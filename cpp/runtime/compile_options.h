@@ -16,4 +16,12 @@ namespace torch_xla::runtime::internal {
 std::string SerializeCompileOptions(int num_replicas, int num_partitions, bool portable,
                                     const std::vector<int64_t>& replica_device_ids = {});
 
+// The options of an SPMD program: one replica, one partition per device (partition p on
+// the device with PJRT id partition_device_ids[p]), and XLA's SPMD partitioner on
+// (use_spmd_partitioning), without which the compiler refuses num_partitions > 1.
+// propagate_to_output[i] (allow_spmd_sharding_propagation_to_output): XLA chooses output
+// i's layout; the module's annotation of it stands otherwise.
+std::string SerializeSpmdCompileOptions(const std::vector<int64_t>& partition_device_ids,
+                                        const std::vector<bool>& propagate_to_output = {});
+
 }  // namespace torch_xla::runtime::internal

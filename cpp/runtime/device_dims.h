@@ -21,7 +21,8 @@ namespace torch_xla::runtime {
 
 // `dims` itself, or {number of elements} for a floating-point array of rank 2 or more
 // whose last dimension has fewer than 16 elements (one AVX-512 vector of float32) and
-// which has at least 4096 elements (smaller loops cost little either way).
+// which has at least 4096 elements (smaller loops cost little either way). In SPMD mode
+// `dims` itself always: the partitioner splits values by their dimensions.
 std::vector<int64_t> DeviceDims(ElementType type, const std::vector<int64_t>& dims);
 
 }  // namespace torch_xla::runtime

@@ -149,8 +149,11 @@ void XlaTensor::SetIr(ir::Value value) {
     std::lock_guard<std::mutex> lock(mu_);
     was_pending = static_cast<bool>(ir_);
     ir_ = std::move(value);
-    // An update of held data updates its buffer; a pending tensor keeps what it updates.
+    // An update of held data updates its buffer; a pending tensor keeps what it updates,
+    // and the layout of that data.
     if (buffer_) updated_buffer_ = buffer_;
+    if (!sharding_ && buffer_ && buffer_->is_sharded() && !buffer_->sharding().is_replicated())
+      sharding_ = std::make_shared<const runtime::Sharding>(buffer_->sharding());
     buffer_.reset();
     data_leaf_ = ir::Value();
   }
@@ -170,8 +173,23 @@ void XlaTensor::UpdatesBufferOf(const XlaTensor& source) {
     std::lock_guard<std::mutex> lock(source.mu_);
     updated = source.buffer_ ? std::weak_ptr<runtime::Buffer>(source.buffer_) : source.updated_buffer_;
   }
+  std::shared_ptr<const runtime::Sharding> layout = source.sharding();
   std::lock_guard<std::mutex> lock(mu_);
   if (ir_) updated_buffer_ = std::move(updated);
+  if (!sharding_) sharding_ = std::move(layout);
+}
+
+std::shared_ptr<const runtime::Sharding> XlaTensor::sharding() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sharding_) return sharding_;
+  if (buffer_ && buffer_->is_sharded() && !buffer_->sharding().is_replicated())
+    return std::make_shared<const runtime::Sharding>(buffer_->sharding());
+  return nullptr;
+}
+
+void XlaTensor::SetSharding(std::shared_ptr<const runtime::Sharding> sharding) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sharding_ = std::move(sharding);
 }
 
 std::vector<XlaTensorPtr> PendingTensors(int device) {

@@ -47,6 +47,12 @@ class XlaTensor : public std::enable_shared_from_this<XlaTensor> {
   std::weak_ptr<runtime::Buffer> updated_buffer() const;
   void UpdatesBufferOf(const XlaTensor& source);
 
+  // SPMD: the layout the tensor's value has over the devices: the one the user set
+  // (torch_xla.distributed.spmd.mark_sharding), else that of its sharded data, or of the
+  // data it updates in place. Null: none (replicated).
+  std::shared_ptr<const runtime::Sharding> sharding() const;
+  void SetSharding(std::shared_ptr<const runtime::Sharding> sharding);
+
  private:
   struct Constructible;
   friend std::vector<XlaTensorPtr> PendingTensors(int device);
@@ -64,6 +70,7 @@ class XlaTensor : public std::enable_shared_from_this<XlaTensor> {
   runtime::BufferPtr buffer_;      // materialized data
   mutable ir::Value data_leaf_;    // cached device-data leaf of buffer_
   std::weak_ptr<runtime::Buffer> updated_buffer_;  // see updated_buffer(); only while pending
+  std::shared_ptr<const runtime::Sharding> sharding_;  // see sharding()
   XlaTensor* pending_prev_ = nullptr;  // links in the pending list (guarded by its mutex)
   XlaTensor* pending_next_ = nullptr;
   // Whether the tensor is in its device's pending list; changed under the list's mutex,

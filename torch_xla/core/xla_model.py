@@ -499,16 +499,21 @@ class ToXlaTensorArena:
 def send_cpu_data_to_device(datas, device, input_sharding=None):
   """`datas` with every CPU tensor nested in it copied to `device`; other
   values are kept. A lone tensor comes back as a one-element list, as in
-  torch_xla. `input_sharding` is accepted for torch_xla's signature; a
-  sharding spec other than None is refused until SPMD exists."""
-  if input_sharding is not None:
-    raise NotImplementedError('send_cpu_data_to_device: input_sharding is not '
-                              'supported (no SPMD sharding on this runtime)')
+  torch_xla. `input_sharding` (SPMD mode: a
+  torch_xla.distributed.spmd.ShardingSpec) lays out each tensor it fits."""
   device = torch.device(device)
   if type(datas) is torch.Tensor:
     datas = [datas]
-  return _xu.map_tensors(
-      datas, lambda t: t.to(device) if t.device.type == 'cpu' else t)
+
+  def move(t):
+    if t.device.type != 'cpu':
+      return t
+    moved = t.to(device)
+    if input_sharding is not None and input_sharding.can_apply(moved):
+      input_sharding.apply(moved)
+    return moved
+
+  return _xu.map_tensors(datas, move)
 
 
 def save(data, file_or_path, master_only=True, global_master=False):

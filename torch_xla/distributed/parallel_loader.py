@@ -58,8 +58,10 @@ class _Pipeline:
   """
 
   def __init__(self, loader, devices, batchdim, fixed_batch_size,
-               loader_prefetch_size, device_prefetch_size, transfer_threads):
+               loader_prefetch_size, device_prefetch_size, transfer_threads,
+               input_sharding=None):
     self._devices = devices
+    self._input_sharding = input_sharding
     self._batchdim = batchdim
     self._fixed_batch_size = fixed_batch_size
     self._in_queues = [ClosableQueue(loader_prefetch_size) for _ in devices]
@@ -124,7 +126,7 @@ class _Pipeline:
         seq, batch = item
         if not isinstance(batch, _Failure):
           try:
-            batch = xu.map_tensors(batch, lambda t: t.to(device))
+            batch = _to_device(batch, device, self._input_sharding)
           except BaseException as e:
             batch = _Failure(e)
         # Publish in loader order even when several threads transfer.
@@ -199,8 +201,26 @@ class PerDeviceLoader:
   next = __next__  # older spelling
 
 
+def _to_device(batch, device, input_sharding):
+  """The batch's CPU tensors on `device`; in SPMD mode laid out by `input_sharding` (a
+  torch_xla.distributed.spmd.ShardingSpec, or a dict of them by the batch's keys)."""
+  if input_sharding is None:
+    return xu.map_tensors(batch, lambda t: t.to(device))
+  import torch_xla.core.xla_model as xm
+  if isinstance(input_sharding, dict):
+    if not isinstance(batch, dict):
+      raise ValueError('input_sharding is a dict, so each batch must be a dict of tensors; got a '
+                       f'{type(batch).__name__}')
+    missing = sorted(k for k in batch if k not in input_sharding)
+    if missing:
+      raise KeyError(f'input_sharding has no sharding for the batch keys {missing}')
+    return {k: xm.send_cpu_data_to_device(v, device, input_sharding[k])[0] for k, v in batch.items()}
+  return xm.send_cpu_data_to_device(batch, device, input_sharding)
+
+
 class ParallelLoader:
   """Wraps a DataLoader, uploading its batches to `devices` in the background.
+  In SPMD mode `input_sharding` lays each batch out over the mesh (see _to_device).
 
   The i-th batch goes to devices[i % len(devices)], in whole rounds (see the
   module docstring). fixed_batch_size (older
@@ -210,7 +230,8 @@ class ParallelLoader:
 
   def __init__(self, loader, devices, batchdim=0, batches_per_execution=1,
                loader_prefetch_size=8, device_prefetch_size=4,
-               host_to_device_transfer_threads=1, *, fixed_batch_size=False):
+               host_to_device_transfer_threads=1, input_sharding=None, *,
+               fixed_batch_size=False):
     if not devices:
       raise ValueError('ParallelLoader needs at least one device')
     if batches_per_execution < 1 or host_to_device_transfer_threads < 1:
@@ -222,7 +243,8 @@ class ParallelLoader:
     self._pipeline = _Pipeline(loader, self._devices, batchdim,
                                fixed_batch_size, loader_prefetch_size,
                                device_prefetch_size,
-                               host_to_device_transfer_threads)
+                               host_to_device_transfer_threads,
+                               input_sharding)
     # Stop the threads when the loader is collected (or at exit).
     self._finalizer = weakref.finalize(self, self._pipeline.abort)
 
