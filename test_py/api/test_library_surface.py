@@ -35,8 +35,6 @@ def test_send_cpu_data_to_device_keeps_the_structure():
   # A lone tensor comes back in a list, as torch_xla returns it.
   lone = xm.send_cpu_data_to_device(a, str(device))
   assert isinstance(lone, list) and len(lone) == 1 and torch.equal(lone[0].cpu(), a)
-  with pytest.raises(NotImplementedError, match='input_sharding'):
-    xm.send_cpu_data_to_device(a, device, input_sharding=object())
 
 
 def test_maybe_convert_to_cpu_computes_and_moves():
