@@ -142,3 +142,9 @@ def _get_stablehlo(tensors):
 
 from ._compile import compile, step  # noqa: E402,F401
 from . import experimental  # noqa: E402,F401  (eager mode; torch.while_loop's XLA kernel)
+
+# XLA_USE_SPMD=1 (torch_xla's switch) turns SPMD mode on at import, as
+# torch_xla.runtime.use_spmd() does. The mode is a setting of the core, read when the
+# runtime starts: turning it on here starts nothing.
+if os.environ.get('XLA_USE_SPMD', '').strip().lower() in ('1', 'true', 'yes', 'on'):
+  _XLAC._xla_use_spmd()

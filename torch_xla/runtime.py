@@ -17,9 +17,9 @@ __all__ = [
     'addressable_device_count', 'addressable_runtime_device_count', 'device_type',
     'get_master_ip', 'get_num_cached_compilation_graph', 'global_device_count',
     'global_ordinal', 'global_runtime_device_attributes', 'global_runtime_device_count',
-    'host_index', 'initialize_cache', 'is_bf16_supported', 'local_device_count',
+    'host_index', 'initialize_cache', 'is_bf16_supported', 'is_spmd', 'local_device_count',
     'local_ordinal', 'local_process_count', 'process_count', 'process_index',
-    'runtime_device_attributes', 'set_device_type', 'world_size', 'xla_device'
+    'runtime_device_attributes', 'set_device_type', 'use_spmd', 'world_size', 'xla_device'
 ]
 
 
@@ -153,3 +153,26 @@ def initialize_cache(path, readonly=False):
   $XLA_PERSISTENT_CACHE_PATH, else $XDG_CACHE_HOME/torch_xla or ~/.cache/torch_xla;
   initialize_cache(None) turns it off."""
   _xlac()._xla_set_persistent_cache('' if path is None else os.fspath(path), bool(readonly))
+
+
+def use_spmd(auto=False):
+  """Turns SPMD mode on for this process: from then on the XLA device (xla:0) stands
+  for every device of the run, and torch_xla.distributed.spmd.mark_sharding splits
+  tensors over them. Call it at the start of the program. It cannot be turned off, and
+  it cannot be used inside a replication (xmp.spawn): RuntimeError. Sets XLA_USE_SPMD=1,
+  as torch_xla does, so that processes started from this one run in SPMD mode too.
+
+  auto=True (torch_xla's auto-sharding, where XLA picks the shardings) is not
+  supported: NotImplementedError."""
+  if auto:
+    raise NotImplementedError('torch_xla.runtime.use_spmd(auto=True): auto-sharding is not supported; '
+                              'call use_spmd() and shard tensors with '
+                              'torch_xla.distributed.spmd.mark_sharding')
+  _xlac()._xla_use_spmd()
+  os.environ['XLA_USE_SPMD'] = '1'
+
+
+def is_spmd():
+  """Whether SPMD mode is on for this process (use_spmd(), or XLA_USE_SPMD=1 when
+  torch_xla was imported)."""
+  return bool(_xlac()._xla_is_spmd())

@@ -1,0 +1,226 @@
+"""Launched by test_spmd.py as one process with 4 CPU devices: turns SPMD mode on (a
+setting of the whole process, so never inside the test process) and runs every
+scenario, reporting one RESULT line {scenario: values}. The values are plain lists
+(tensors as nested lists, shard indices as [start, stop] pairs) that the test compares
+against eager PyTorch; a scenario that raises reports its error and traceback instead,
+and the others still run."""
+import traceback
+
+import numpy as np
+import torch
+
+import torch_xla
+import torch_xla.runtime as xr
+import torch_xla.distributed.spmd as xs
+from testing.process_testing import report
+
+SCENARIOS = {}
+
+
+def scenario(fn):
+  SCENARIOS[fn.__name__] = fn
+  return fn
+
+
+def values(t):
+  return t.detach().cpu().tolist()
+
+
+def spec_of(t):
+  return torch_xla._XLAC._get_xla_sharding_spec(xs.unwrap_sharded_tensor(t))
+
+
+def mesh_2x2():
+  return xs.Mesh(np.arange(4), (2, 2), ('x', 'y'))
+
+
+def shards(xt):
+  """local_shards as plain values."""
+  out = []
+  for s in xt.local_shards:
+    indices = 'ellipsis' if s.indices is Ellipsis else [[i.start, i.stop] for i in s.indices]
+    out.append(dict(data=values(s.data), shape=list(s.data.shape), indices=indices, device=s.shard_device,
+                    replica=s.replica_id, cpu=s.data.device.type == 'cpu'))
+  return out
+
+
+def error_of(fn):
+  """The exception `fn` raises, as [type name, message]; None when it raises none."""
+  try:
+    fn()
+  except Exception as e:  # noqa: BLE001  (the test checks the kind)
+    return [type(e).__name__, str(e)]
+  return None
+
+
+@scenario
+def mode():
+  xr.use_spmd()  # a second call changes nothing
+  return dict(is_spmd=xr.is_spmd(), devices=xr.global_runtime_device_count(), device=str(torch_xla.device()),
+              tensor_device=str(torch.zeros(2, device='xla').device))
+
+
+@scenario
+def matmul_2x2():
+  mesh = mesh_2x2()
+  a, b = torch.randn(4, 6), torch.randn(6, 8)
+  xa = xs.mark_sharding(a.to('xla'), mesh, ('x', 'y'))
+  xb = xs.mark_sharding(b.to('xla'), mesh, (0, 1))
+  out = xa @ xb
+  return dict(out=values(out), eager=values(a @ b), spec_a=xa.sharding_spec, spec_b=spec_of(xb),
+              expected_spec=mesh.get_op_sharding((0, 1)), wrapped=type(out).__name__)
+
+
+@scenario
+def uneven_1d():
+  mesh = xs.get_1d_mesh('data')
+  x, w = torch.randn(5, 3), torch.randn(5, 3)
+  xx = xs.mark_sharding(x.to('xla'), mesh, ('data', None)).global_tensor
+  xw = xs.mark_sharding(w.to('xla'), mesh, (0, None)).global_tensor
+  computed = {
+      'affine_sin': lambda t, u: (t * 2 + 1).sin(),
+      'product': lambda t, u: t * u - u,
+      'sum': lambda t, u: t.sum(),
+      'sum0': lambda t, u: t.sum(0),
+      'sum1': lambda t, u: t.sum(1),
+      'max': lambda t, u: t.max(),
+  }
+  return {
+      name: dict(out=values(f(xx, xw)), eager=values(f(x, w))) for name, f in computed.items()
+  } | dict(spec=spec_of(xx), expected_spec=mesh.get_op_sharding(('data', None)))
+
+
+@scenario
+def local_shards_even():
+  t = torch.arange(16, dtype=torch.float32).reshape(4, 4)
+  xt = xs.mark_sharding(t.to('xla'), mesh_2x2(), (0, 1))
+  return dict(shards=shards(xt), type=xt.sharding_type.name)
+
+
+@scenario
+def local_shards_uneven():
+  t = torch.arange(10, dtype=torch.float32).reshape(5, 2)
+  xt = xs.mark_sharding(t.to('xla'), xs.get_1d_mesh(), (0, None))
+  return dict(shards=shards(xt), type=xt.sharding_type.name)
+
+
+@scenario
+def local_shards_partial():
+  t = torch.arange(16, dtype=torch.float32).reshape(4, 4)
+  xt = xs.mark_sharding(t.to('xla'), mesh_2x2(), (None, 1))
+  return dict(shards=shards(xt), spec=xt.sharding_spec, type=xt.sharding_type.name)
+
+
+@scenario
+def local_shards_replicated():
+  t = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+  xt = xs.mark_sharding(t.to('xla'), mesh_2x2(), (None, None))
+  return dict(shards=shards(xt), spec=xt.sharding_spec, type=xt.sharding_type.name)
+
+
+@scenario
+def load_local_shards():
+  t = torch.arange(16, dtype=torch.float32).reshape(4, 4) + 1
+  mesh = mesh_2x2()
+  xt = xs.mark_sharding(t.to('xla'), mesh, (0, 1))
+  pieces = xt.local_shards
+  for s in pieces:
+    s.data = -s.data
+  xt.load_local_shards_(pieces)
+  loaded = dict(value=values(xt), spec=xt.sharding_spec)
+  wrong_shape = [xs.XLAShard(torch.zeros(3, 3), s.indices, s.shard_device, s.replica_id) for s in pieces]
+  replicated = xs.mark_sharding(t.to('xla'), mesh, (None, None))
+  loaded.update(
+      incomplete=error_of(lambda: xt.load_local_shards_(pieces[:-1])),
+      wrong_shape=error_of(lambda: xt.load_local_shards_(wrong_shape)),
+      replicated=error_of(lambda: replicated.load_local_shards_(replicated.local_shards)),
+      after_errors=values(xt))
+  return loaded
+
+
+@scenario
+def clear_sharding():
+  t = torch.randn(4, 4)
+  xt = xs.mark_sharding(t.to('xla'), mesh_2x2(), (0, 1))
+  before = xt.sharding_spec
+  cleared = xs.clear_sharding(xt)
+  return dict(before=before, after=spec_of(cleared), type=xs.get_sharding_type(cleared), value=values(cleared),
+              eager=values(t), unwrapped=type(cleared) is torch.Tensor)
+
+
+@scenario
+def inplace_keeps_sharding():
+  t = torch.randn(4, 4)
+  x = t.to('xla')
+  xs.mark_sharding(x, mesh_2x2(), (0, 1))
+  before = spec_of(x)
+  x.add_(1)
+  pending = spec_of(x)
+  torch_xla.sync()
+  return dict(before=before, pending=pending, synced=spec_of(x), value=values(x), eager=values(t + 1))
+
+
+@scenario
+def pending_value():
+  t = torch.randn(4, 4)
+  a = t.to('xla') + 1  # not computed yet: the sharding goes into its graph
+  xa = xs.mark_sharding(a, mesh_2x2(), (None, 'y'))
+  out = xa * 2
+  return dict(spec=xa.sharding_spec, expected_spec=mesh_2x2().get_op_sharding((None, 'y')), out=values(out),
+              eager=values((t + 1) * 2))
+
+
+@scenario
+def with_gradients():
+  mesh = mesh_2x2()
+  w = torch.randn(4, 4)
+  xw = w.to('xla').requires_grad_()
+  y = xs.mark_sharding_with_gradients(xw * 2, mesh, ('x', 'y'))
+  (y * y).sum().backward()
+  ew = w.clone().requires_grad_()
+  ey = ew * 2
+  (ey * ey).sum().backward()
+  return dict(spec=spec_of(y), expected_spec=mesh.get_op_sharding(('x', 'y')), value=values(y), eager=values(ey),
+              grad=values(xw.grad), eager_grad=values(ew.grad))
+
+
+@scenario
+def errors():
+  mesh = mesh_2x2()
+  x = torch.zeros(4, 4, device='xla')
+  stale = xs.get_1d_mesh()
+  stale.device_ids, stale.mesh_shape = np.arange(2), (2,)
+  previous = xs.get_global_mesh()
+  xs.set_global_mesh(None)
+  try:
+    no_mesh = error_of(lambda: xs.mark_sharding(x, None, (0, 1)))
+  finally:
+    xs.set_global_mesh(previous)
+  return dict(
+      mesh_too_small=error_of(lambda: xs.Mesh(np.arange(2), (2,))),
+      mesh_size=error_of(lambda: xs.mark_sharding(x, stale, (0, None))),
+      unknown_name=error_of(lambda: xs.mark_sharding(x, mesh, ('x', 'z'))),
+      index_out_of_range=error_of(lambda: xs.mark_sharding(x, mesh, (0, 2))),
+      spec_length=error_of(lambda: xs.mark_sharding(x, mesh, (0,))),
+      axis_twice=error_of(lambda: xs.mark_sharding(x, mesh, ('x', 0))),
+      axis_twice_in_tuple=error_of(lambda: xs.mark_sharding(x, mesh, (('y', 'y'), None))),
+      cpu_tensor=error_of(lambda: xs.mark_sharding(torch.zeros(4, 4), mesh, (0, 1))),
+      no_mesh=no_mesh,
+      with_gradients_spec_length=error_of(lambda: xs.mark_sharding_with_gradients(x, mesh, (0, 1, None))),
+      spec_after_errors=spec_of(x))
+
+
+def main():
+  torch.manual_seed(0)
+  xr.use_spmd()
+  results = {}
+  for name, fn in SCENARIOS.items():
+    try:
+      results[name] = fn()
+    except Exception as e:  # noqa: BLE001  (reported to the test)
+      results[name] = dict(error=f'{type(e).__name__}: {e}', traceback=traceback.format_exc())
+  report(**results)
+
+
+if __name__ == '__main__':
+  main()

@@ -1,0 +1,221 @@
+"""SPMD sharding end to end, on 4 CPU devices: sharded tensors compute the values of
+eager PyTorch, each device holds its tile, shardings survive updates and can be
+cleared, and every misuse of mark_sharding is refused with a clear error.
+
+SPMD mode is a setting of the whole process, so the scenarios run in a process of
+their own (launched/spmd_checks.py, once for the module) and report their values; the
+tests here compare them. The SPMD switch at import (XLA_USE_SPMD=1) and its refusal
+inside a replication run in small processes of their own.
+"""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from torch_xla import _XLAC
+from torch_xla.distributed.spmd import hlo_sharding
+from testing import process_testing as pt
+
+pytestmark = pytest.mark.skipif(not hasattr(_XLAC, '_xla_use_spmd'),
+                                reason='the core has no SPMD mode (torch_xla._XLAC._xla_use_spmd)')
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'launched', 'spmd_checks.py')
+TIMEOUT = 300
+RTOL = 1e-5
+
+
+def run_python(args, timeout=TIMEOUT, **env):
+  start = time.monotonic()
+  done = subprocess.run([sys.executable] + args, env=pt.child_env(4, **env), capture_output=True, text=True,
+                        timeout=timeout)
+  return pt.Launch([done.returncode], done.stdout + done.stderr, time.monotonic() - start)
+
+
+@pytest.fixture(scope='module')
+def results():
+  run = run_python([SCRIPT])
+  assert run.returncodes == [0] and len(run.results) == 1, run.show()
+  return run.results[0]
+
+
+def scenario(results, name):
+  r = results[name]
+  if 'error' in r:
+    pytest.fail(f"scenario {name} raised in the SPMD process: {r['error']}\n{r['traceback']}")
+  return r
+
+
+def close(actual, expected):
+  torch.testing.assert_close(torch.tensor(actual), torch.tensor(expected), rtol=RTOL, atol=1e-6)
+
+
+def same_sharding(actual, expected):
+  """The same sharding, however the core writes it (an explicit device list or XLA's
+  iota form)."""
+  assert hlo_sharding.parse_sharding(actual) == hlo_sharding.parse_sharding(expected), (actual, expected)
+
+
+def test_spmd_mode_is_on_and_the_device_stands_for_all(results):
+  r = scenario(results, 'mode')
+  assert r == dict(is_spmd=True, devices=4, device='xla:0', tensor_device='xla:0')
+
+
+def test_matmul_sharded_2x2_equals_eager(results):
+  r = scenario(results, 'matmul_2x2')
+  assert r['expected_spec'] == '{devices=[2,2]0,1,2,3}'
+  same_sharding(r['spec_a'], r['expected_spec'])
+  same_sharding(r['spec_b'], r['expected_spec'])
+  assert r['wrapped'] == 'XLAShardedTensor'
+  close(r['out'], r['eager'])
+
+
+@pytest.mark.parametrize('op', ['affine_sin', 'product', 'sum', 'sum0', 'sum1', 'max'])
+def test_uneven_rows_over_a_1d_mesh_equal_eager(results, op):
+  # 5 rows over 4 devices: tiles of 2, 2, 1 and 0 rows.
+  r = scenario(results, 'uneven_1d')
+  assert r['expected_spec'] == '{devices=[4,1]0,1,2,3}'
+  same_sharding(r['spec'], r['expected_spec'])
+  close(r[op]['out'], r[op]['eager'])
+
+
+def check_shards(shards, full, expected):
+  """`expected`: per device (in order), its [start, stop] pairs (or 'ellipsis') and
+  replica id; each shard's data is that part of `full`, on the CPU."""
+  assert len(shards) == len(expected) == 4
+  for ordinal, (shard, (indices, replica)) in enumerate(zip(shards, expected)):
+    assert shard['device'] == f'CPU:{ordinal}'
+    assert shard['cpu']
+    assert shard['indices'] == indices, (ordinal, shard)
+    assert shard['replica'] == replica, (ordinal, shard)
+    part = full if indices == 'ellipsis' else full[tuple(slice(a, b) for a, b in indices)]
+    assert shard['shape'] == list(part.shape)
+    close(shard['data'], part.tolist())
+
+
+def test_local_shards_of_a_2x2_tiling(results):
+  r = scenario(results, 'local_shards_even')
+  full = torch.arange(16, dtype=torch.float32).reshape(4, 4)
+  # Device d holds tile (d // 2, d % 2) of 2x2 elements; a tiling has no replicas.
+  check_shards(r['shards'], full, [([[0, 2], [0, 2]], 0), ([[0, 2], [2, 4]], 0), ([[2, 4], [0, 2]], 0),
+                                   ([[2, 4], [2, 4]], 0)])
+  assert r['type'] == 'TILED'
+
+
+def test_local_shards_of_uneven_rows_have_no_padding(results):
+  r = scenario(results, 'local_shards_uneven')
+  full = torch.arange(10, dtype=torch.float32).reshape(5, 2)
+  # ceil(5 / 4) = 2 rows per tile: [0, 2), [2, 4), [4, 5) and the empty [5, 5).
+  check_shards(r['shards'], full, [([[0, 2], [0, 2]], 0), ([[2, 4], [0, 2]], 0), ([[4, 5], [0, 2]], 0),
+                                   ([[5, 5], [0, 2]], 0)])
+
+
+def test_local_shards_of_a_partial_replication(results):
+  r = scenario(results, 'local_shards_partial')
+  full = torch.arange(16, dtype=torch.float32).reshape(4, 4)
+  # Columns split over mesh axis 'y', replicated over 'x': devices 0 and 2 (mesh column
+  # 0) hold columns [0, 2), devices 1 and 3 columns [2, 4); the replica id is the mesh
+  # row, d // 2.
+  same_sharding(r['spec'], '{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}')
+  assert r['type'] == 'PARTIAL'
+  check_shards(r['shards'], full, [([[0, 4], [0, 2]], 0), ([[0, 4], [2, 4]], 0), ([[0, 4], [0, 2]], 1),
+                                   ([[0, 4], [2, 4]], 1)])
+
+
+def test_local_shards_of_a_replicated_tensor(results):
+  r = scenario(results, 'local_shards_replicated')
+  full = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+  assert r['spec'] == '{replicated}' and r['type'] == 'REPLICATED'
+  # Every device holds the whole tensor; the replica id is the device's ordinal.
+  check_shards(r['shards'], full, [('ellipsis', d) for d in range(4)])
+
+
+def test_load_local_shards_writes_the_devices(results):
+  r = scenario(results, 'load_local_shards')
+  t = torch.arange(16, dtype=torch.float32).reshape(4, 4) + 1
+  close(r['value'], (-t).tolist())
+  same_sharding(r['spec'], '{devices=[2,2]0,1,2,3}')
+  for refused in ('incomplete', 'wrong_shape', 'replicated'):
+    assert r[refused] is not None and r[refused][0] == 'RuntimeError', (refused, r[refused])
+  assert 'devices' in r['incomplete'][1]
+  assert '(3, 3)' in r['wrong_shape'][1] and '(2, 2)' in r['wrong_shape'][1]
+  assert 'REPLICATED' in r['replicated'][1]
+  close(r['after_errors'], (-t).tolist())
+
+
+def test_clear_sharding(results):
+  r = scenario(results, 'clear_sharding')
+  same_sharding(r['before'], '{devices=[2,2]0,1,2,3}')
+  assert r['after'] == '' and r['type'] is None and r['unwrapped']
+  close(r['value'], r['eager'])
+
+
+def test_sharding_survives_an_in_place_update(results):
+  r = scenario(results, 'inplace_keeps_sharding')
+  for when in ('before', 'pending', 'synced'):
+    same_sharding(r[when], '{devices=[2,2]0,1,2,3}')
+  close(r['value'], r['eager'])
+
+
+def test_pending_value_takes_the_sharding(results):
+  r = scenario(results, 'pending_value')
+  same_sharding(r['spec'], r['expected_spec'])
+  close(r['out'], r['eager'])
+
+
+def test_mark_sharding_with_gradients(results):
+  r = scenario(results, 'with_gradients')
+  same_sharding(r['spec'], r['expected_spec'])
+  close(r['value'], r['eager'])
+  close(r['grad'], r['eager_grad'])
+
+
+@pytest.mark.parametrize('case, kind, words', [
+    ('mesh_too_small', 'ValueError', ['2 device ids', '4 devices']),
+    ('mesh_size', 'ValueError', ['holds 2 devices', 'all 4 devices']),
+    ('unknown_name', 'ValueError', ["'z'", "('x', 'y')"]),
+    ('index_out_of_range', 'ValueError', ['axis index 2', '0 to 1']),
+    ('spec_length', 'ValueError', ['1 entries', 'rank 2']),
+    ('axis_twice', 'ValueError', ["0 ('x')", 'dimensions 0 and 1']),
+    ('axis_twice_in_tuple', 'ValueError', ["1 ('y')", 'twice']),
+    ('cpu_tensor', 'ValueError', ['cpu', 'XLA device']),
+    ('no_mesh', 'ValueError', ['set_global_mesh']),
+    ('with_gradients_spec_length', 'ValueError', ['3 entries', 'rank 2']),
+])
+def test_errors_in_spmd_mode(results, case, kind, words):
+  r = scenario(results, 'errors')
+  assert r[case] is not None, f'{case}: nothing raised'
+  assert r[case][0] == kind, r[case]
+  for word in words:
+    assert word in r[case][1], r[case]
+  # The refused calls left the tensor unannotated.
+  assert r['spec_after_errors'] == ''
+
+
+def test_xla_use_spmd_at_import_turns_spmd_on_without_starting_the_runtime():
+  code = ('import torch_xla, torch_xla.runtime as xr; from testing.process_testing import report; '
+          'report(started=torch_xla._XLAC._xla_runtime_is_initialized(), spmd=xr.is_spmd())')
+  on = run_python(['-c', code], timeout=120, XLA_USE_SPMD='1')
+  off = run_python(['-c', code], timeout=120, XLA_USE_SPMD='0')
+  assert on.results == [dict(started=False, spmd=True)], on.show()
+  assert off.results == [dict(started=False, spmd=False)], off.show()
+
+
+def test_use_spmd_is_refused_inside_a_replication():
+  code = '\n'.join([
+      'import torch_xla.runtime as xr, torch_xla.distributed.xla_multiprocessing as xmp',
+      'from testing.process_testing import report',
+      'def replica(i):',
+      '  try:',
+      '    xr.use_spmd()',
+      '  except RuntimeError as e:',
+      '    return str(e)',
+      'report(errors=xmp.spawn(replica, nprocs=2, join=False).join(60), spmd=xr.is_spmd())',
+  ])
+  run = run_python(['-c', code], timeout=120)
+  assert len(run.results) == 1, run.show()
+  errors = run.results[0]['errors']
+  assert errors is not None and len(errors) == 2 and all(errors), run.show()
+  assert run.results[0]['spmd'] is False
