@@ -19,9 +19,6 @@ from torch_xla import _XLAC
 from torch_xla.distributed.spmd import hlo_sharding
 from testing import process_testing as pt
 
-pytestmark = pytest.mark.skipif(not hasattr(_XLAC, '_xla_use_spmd'),
-                                reason='the core has no SPMD mode (torch_xla._XLAC._xla_use_spmd)')
-
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'launched', 'spmd_checks.py')
 TIMEOUT = 300
 RTOL = 1e-5
@@ -170,6 +167,43 @@ def test_mark_sharding_with_gradients(results):
   same_sharding(r['spec'], r['expected_spec'])
   close(r['value'], r['eager'])
   close(r['grad'], r['eager_grad'])
+
+
+def test_batch_sharded_convolution_equals_eager(results):
+  r = scenario(results, 'convolution_batch_sharded')
+  close(r['out'], r['eager'])
+  close(r['grad'], r['eager_grad'])
+  assert r['spec'] != ''  # the output stays split over the batch
+
+
+def test_transformer_block_on_a_2d_mesh_equals_eager(results):
+  r = scenario(results, 'transformer_block_2d')
+  torch.testing.assert_close(torch.tensor(r['out']), torch.tensor(r['eager']), rtol=1e-4, atol=1e-5)
+  torch.testing.assert_close(torch.tensor(r['grad']), torch.tensor(r['eager_grad']), rtol=1e-4, atol=1e-5)
+
+
+def test_fsdp_v2_trains_as_eager_with_sharded_state(results):
+  r = scenario(results, 'fsdp_v2_training')
+  torch.testing.assert_close(torch.tensor(r['losses']), torch.tensor(r['eager']), rtol=1e-4, atol=1e-6)
+  torch.testing.assert_close(torch.tensor(r['weight']), torch.tensor(r['eager_weight']), rtol=1e-4, atol=1e-5)
+  # The 16x8 weight is split in rows over the 4 devices, and so are its gradient and
+  # Adam's state (XLA's propagation lays them out as the weight).
+  same_sharding(r['weight_spec'], '{devices=[4,1]0,1,2,3}')
+  same_sharding(r['grad_spec'], '{devices=[4,1]0,1,2,3}')
+  same_sharding(r['exp_avg_spec'], '{devices=[4,1]0,1,2,3}')
+  assert r['shard_rows'] == [[4, 8]] * 4
+
+
+def test_loader_lays_batches_out_by_input_sharding(results):
+  r = scenario(results, 'loader_input_sharding')
+  for spec in r['specs'] + r['dict_specs']:
+    same_sharding(spec, r['expected_spec'])
+  assert r['values'] == r['eager']
+
+
+def test_replication_is_refused_in_spmd_mode(results):
+  r = scenario(results, 'replication_refused')
+  assert r['error'] is not None and 'SPMD mode' in r['error'][1], r
 
 
 @pytest.mark.parametrize('case, kind, words', [

@@ -396,7 +396,6 @@ def test_manual_sharding_is_not_supported(name, args):
     getattr(xs, name)(*args)
 
 
-@pytest.mark.skipif(not hasattr(_XLAC, '_xla_is_spmd'), reason='the core has no SPMD mode (_xla_is_spmd)')
 @pytest.mark.parametrize('fn', [xs.mark_sharding, xs.mark_sharding_with_gradients])
 def test_sharding_needs_spmd_mode(mesh_2x2, fn):
   # The test process never turns SPMD mode on (it is process-wide).

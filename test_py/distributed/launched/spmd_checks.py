@@ -185,6 +185,98 @@ def with_gradients():
 
 
 @scenario
+def convolution_batch_sharded():
+  # Data parallel: the batch split over 4 devices, the weights replicated.
+  conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+  x = torch.randn(8, 3, 6, 6)
+  xconv = torch.nn.Conv2d(3, 4, 3, padding=1).to('xla')
+  xconv.load_state_dict(conv.state_dict())
+  xx = x.to('xla')
+  xs.mark_sharding(xx, xs.get_1d_mesh('data'), ('data', None, None, None))
+  out = xconv(xx)
+  loss = out.square().mean()
+  loss.backward()
+  eout = conv(x)
+  eout.square().mean().backward()
+  return dict(out=values(out), eager=values(eout), grad=values(xconv.weight.grad), eager_grad=values(conv.weight.grad),
+              spec=spec_of(out))
+
+
+@scenario
+def transformer_block_2d():
+  # A transformer encoder layer with its batch on 'data' and its weights on 'model'.
+  torch.manual_seed(1)
+  layer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+  xlayer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True).to('xla')
+  xlayer.load_state_dict(layer.state_dict())
+  mesh = xs.Mesh(np.arange(4), (2, 2), ('data', 'model'))
+  xs.mark_sharding(xlayer.linear1.weight, mesh, ('model', None))
+  xs.mark_sharding(xlayer.linear2.weight, mesh, (None, 'model'))
+  x = torch.randn(4, 5, 8)
+  xx = x.to('xla')
+  xs.mark_sharding(xx, mesh, ('data', None, None))
+  out = xlayer(xx)
+  out.sum().backward()
+  eout = layer(x)
+  eout.sum().backward()
+  return dict(out=values(out), eager=values(eout), grad=values(xlayer.linear1.weight.grad),
+              eager_grad=values(layer.linear1.weight.grad))
+
+
+@scenario
+def fsdp_v2_training():
+  # Five SGD steps of an MLP under FSDPv2 against the same steps in eager PyTorch.
+  from torch_xla.experimental.spmd_fully_sharded_data_parallel import SpmdFullyShardedDataParallel as FSDPv2
+  torch.manual_seed(2)
+  model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+  xmodel = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+  xmodel.load_state_dict(model.state_dict())
+  mesh = xs.Mesh(np.arange(4), (4, 1), ('fsdp', 'tensor'))
+  wrapped = FSDPv2(xmodel, mesh=mesh)
+  opt = torch.optim.AdamW(model.parameters(), lr=0.01)
+  xopt = torch.optim.AdamW(wrapped.parameters(), lr=0.01)
+  data = [(torch.randn(8, 8), torch.randn(8, 4)) for _ in range(5)]
+  losses, elosses = [], []
+  for x, y in data:
+    xopt.zero_grad()
+    loss = torch.nn.functional.mse_loss(wrapped(x.to('xla')), y.to('xla'))
+    loss.backward()
+    xopt.step()
+    torch_xla.sync()
+    losses.append(loss.item())
+    opt.zero_grad()
+    eloss = torch.nn.functional.mse_loss(model(x), y)
+    eloss.backward()
+    opt.step()
+    elosses.append(eloss.item())
+  first = wrapped.module[0].weight
+  state = xopt.state[first]
+  return dict(losses=losses, eager=elosses, weight_spec=spec_of(first), grad_spec=spec_of(first.grad),
+              exp_avg_spec=spec_of(state['exp_avg']), weight=values(first), eager_weight=values(model[0].weight),
+              shard_rows=[list(s.data.shape) for s in xs.wrap_if_sharded(first).local_shards])
+
+
+@scenario
+def loader_input_sharding():
+  import torch_xla.distributed.parallel_loader as pl
+  mesh = xs.get_1d_mesh('data')
+  batches = [torch.arange(32.).reshape(8, 4) + i for i in range(2)]
+  loader = pl.MpDeviceLoader(batches, torch_xla.device(), input_sharding=xs.ShardingSpec(mesh, ('data', None)))
+  seen = [(spec_of(b), values(b * 1)) for b in loader]
+  dict_loader = pl.MpDeviceLoader([{'x': b} for b in batches], torch_xla.device(),
+                                  input_sharding={'x': xs.ShardingSpec(mesh, ('data', None))})
+  dict_seen = [spec_of(b['x']) for b in dict_loader]
+  return dict(specs=[s for s, _ in seen], values=[v for _, v in seen], eager=[values(b) for b in batches],
+              dict_specs=dict_seen, expected_spec=mesh.get_op_sharding(('data', None)))
+
+
+@scenario
+def replication_refused():
+  import torch_xla.distributed.xla_multiprocessing as xmp
+  return dict(error=error_of(lambda: xmp.spawn(lambda i: i, nprocs=4)))
+
+
+@scenario
 def errors():
   mesh = mesh_2x2()
   x = torch.zeros(4, 4, device='xla')
