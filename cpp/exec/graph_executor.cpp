@@ -695,12 +695,34 @@ runtime::BufferPtr ShardOn(const runtime::BufferPtr& buffer, int device) {
 
 // Runs an SPMD program: one executable for every device, each given its shards of the
 // parameters; each root comes back as a sharded buffer of its layout.
+// SPMD donation: each in-place update writes into the shards of the data it updates,
+// where that data may be donated and the update keeps its layout (a root whose layout XLA
+// chooses cannot pair: it is not known before the compile). Returns the donated
+// parameters; the pairing is part of the graph's key.
+std::vector<int64_t> AssignSpmdDonations(PostOrderGraph& g, bool all_pending) {
+  std::vector<bool> donatable = LaunchDonatable(g, all_pending);
+  std::vector<int64_t> donated;
+  for (std::size_t r = 0; r < g.updated_parameter.size(); ++r) {
+    const int i = g.updated_parameter[r];
+    if (i < 0 || !donatable[i] || g.aliased_output[i] >= 0 || g.root_open[r]) continue;
+    if (!(g.roots[r].shape() == g.parameters[i]->shape()) || g.root_shardings[r] != g.parameter_shardings[i]) continue;
+    // Plain data made before SPMD was on reaches the devices as copies: nothing to give.
+    if (!g.parameters[i]->buffer()->is_sharded()) continue;
+    g.aliased_output[i] = static_cast<int>(r);
+    donated.push_back(static_cast<int64_t>(i));
+    g.hash = ir::HashCombine(g.hash, (static_cast<hash_t>(i) << 32) | r);
+    ++g.donated_to_updates;
+  }
+  return donated;
+}
+
 void LaunchSpmd(PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors, const std::vector<int>& root_of,
-                hash_t structure) {
+                hash_t structure, bool all_pending) {
   runtime::Client& client = runtime::Client::Get();
   const int n = g.num_partitions;
   std::vector<int> devices(n);
   for (int d = 0; d < n; ++d) devices[d] = d;
+  std::vector<int64_t> donated = AssignSpmdDonations(g, all_pending);
   runtime::ExecutablePtr exe = CompileGraph(g, g.hash, devices);
   if (std::find(g.root_open.begin(), g.root_open.end(), true) != g.root_open.end()) {
     try {
@@ -708,6 +730,9 @@ void LaunchSpmd(PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors, con
     } catch (const runtime::RuntimeError&) {
       // The layouts XLA chose cannot be read: the program again, with those roots replicated.
       AssignShardings(g, tensors, root_of, structure, /*propagate=*/false);
+      g.aliased_output.assign(g.parameters.size(), -1);
+      g.donated_to_updates = 0;
+      donated = AssignSpmdDonations(g, all_pending);
       exe = CompileGraph(g, g.hash, devices);
     }
   }
@@ -730,7 +755,8 @@ void LaunchSpmd(PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors, con
   std::vector<std::vector<int64_t>> shard_dims;
   for (std::size_t r = 0; r < g.roots.size(); ++r) shard_dims.push_back(g.root_shardings[r].ShardDims(g.roots[r].shape().dims));
   std::vector<std::vector<runtime::BufferPtr>> outputs =
-      client.Execute(*exe, args, devices, {}, std::move(held), shard_dims, ExecuteTimeMetric());
+      client.Execute(*exe, args, devices, donated, std::move(held), shard_dims, ExecuteTimeMetric());
+  CountDonations(donated.size(), g.donated_to_updates);
   metrics::ScopedTimer timer(WrapTime());
   std::vector<runtime::BufferPtr> results;
   for (std::size_t r = 0; r < g.roots.size(); ++r) {
@@ -838,7 +864,7 @@ std::optional<Launch> StartGraph(int device, const std::vector<XlaTensorPtr>& te
     });
   }
   if (spmd) {
-    LaunchSpmd(g, launch.tensors, launch.root_of, spmd_structure);
+    LaunchSpmd(g, launch.tensors, launch.root_of, spmd_structure, all_pending);
     return std::nullopt;
   }
   if (g.collectives.empty()) {

@@ -196,7 +196,9 @@ class Client {
   // Whether lowering choices are made for the CPU: for the device's own kind unless
   // $XLA_LOWERING_DEVICE_KIND names another. The CPU device lowered as CUDA takes no host
   // calls and no CPU-only lowerings, so its graphs are those another device runs.
-  bool LowersForCpu() const { return lowering_kind_ == "CPU"; }
+  // In SPMD mode the answer is no as well: XLA's partitioner cannot split a host call, so
+  // the graphs take XLA's own lowerings, which it can.
+  bool LowersForCpu() const { return lowering_kind_ == "CPU" && !spmd::Enabled(); }
   const std::string& platform_name() const { return platform_name_; }  // as PJRT reports it
   const std::string& plugin_path() const { return plugin_path_; }
   int device_count() const { return static_cast<int>(devices_.size()); }

@@ -203,7 +203,7 @@ def test_loader_lays_batches_out_by_input_sharding(results):
 
 def test_replication_is_refused_in_spmd_mode(results):
   r = scenario(results, 'replication_refused')
-  assert r['error'] is not None and 'SPMD mode' in r['error'][1], r
+  assert r['refusal'] is not None and 'SPMD mode' in r['refusal'][1], r
 
 
 @pytest.mark.parametrize('case, kind, words', [

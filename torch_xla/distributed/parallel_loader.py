@@ -206,7 +206,6 @@ def _to_device(batch, device, input_sharding):
   torch_xla.distributed.spmd.ShardingSpec, or a dict of them by the batch's keys)."""
   if input_sharding is None:
     return xu.map_tensors(batch, lambda t: t.to(device))
-  import torch_xla.core.xla_model as xm
   if isinstance(input_sharding, dict):
     if not isinstance(batch, dict):
       raise ValueError('input_sharding is a dict, so each batch must be a dict of tensors; got a '
@@ -214,8 +213,15 @@ def _to_device(batch, device, input_sharding):
     missing = sorted(k for k in batch if k not in input_sharding)
     if missing:
       raise KeyError(f'input_sharding has no sharding for the batch keys {missing}')
-    return {k: xm.send_cpu_data_to_device(v, device, input_sharding[k])[0] for k, v in batch.items()}
-  return xm.send_cpu_data_to_device(batch, device, input_sharding)
+    return {k: _to_device(v, device, input_sharding[k]) for k, v in batch.items()}
+
+  def move(t):
+    moved = t.to(device)
+    if input_sharding.can_apply(moved):
+      input_sharding.apply(moved)
+    return moved
+
+  return xu.map_tensors(batch, move)
 
 
 class ParallelLoader:

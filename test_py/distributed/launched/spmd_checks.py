@@ -198,6 +198,7 @@ def convolution_batch_sharded():
   loss.backward()
   eout = conv(x)
   eout.square().mean().backward()
+  torch_xla.sync()  # the step's results, laid out as XLA chose
   return dict(out=values(out), eager=values(eout), grad=values(xconv.weight.grad), eager_grad=values(conv.weight.grad),
               spec=spec_of(out))
 
@@ -273,7 +274,7 @@ def loader_input_sharding():
 @scenario
 def replication_refused():
   import torch_xla.distributed.xla_multiprocessing as xmp
-  return dict(error=error_of(lambda: xmp.spawn(lambda i: i, nprocs=4)))
+  return dict(refusal=error_of(lambda: xmp.spawn(lambda i: i, nprocs=4)))
 
 
 @scenario
