@@ -100,8 +100,9 @@ def device(n=None):
 
 
 def devices():
-  """All addressable XLA devices."""
-  return [torch.device('xla', i) for i in range(_XLAC._xla_device_count())]
+  """All addressable XLA devices (in SPMD mode xla:0, which stands for all of them)."""
+  count = 1 if _XLAC._xla_is_spmd() else _XLAC._xla_device_count()
+  return [torch.device('xla', i) for i in range(count)]
 
 
 def real_devices():

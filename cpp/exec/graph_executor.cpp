@@ -973,6 +973,12 @@ std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors) {
   for (const XlaTensorPtr& t : tensors) roots.push_back(t->GetIrValue());
   PostOrderGraph g = BuildGraph(roots);
   g.roots = roots;
+  // In SPMD mode, the program as compiled: its layouts, results XLA lays out unannotated.
+  if (runtime::spmd::Enabled()) {
+    std::vector<int> root_of(tensors.size());
+    for (std::size_t i = 0; i < tensors.size(); ++i) root_of[i] = static_cast<int>(i);
+    AssignShardings(g, tensors, root_of, g.hash, /*propagate=*/true);
+  }
   int num_replicas = 1;
   if (!g.collectives.empty())
     num_replicas = static_cast<int>(ir::CollectiveAttrs::FromAttrs(g.collectives[0]->attrs()).num_replicas);

@@ -334,11 +334,6 @@ def test_cpu_module_on_xla_tensor_raises():
     m(torch.ones(4, 3, device=DEV))
 
 
-def test_cpu_and_xla_tensor_mixed_raises():
-  with pytest.raises(RuntimeError):
-    torch.ones(2, 3, device=DEV) + torch.ones(2, 3)
-
-
 def test_shape_mismatch_raises_naming_shapes():
   with pytest.raises(RuntimeError) as info:
     torch.ones(2, 3, device=DEV) + torch.ones(4, 5, device=DEV)

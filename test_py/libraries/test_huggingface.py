@@ -15,9 +15,11 @@ LAUNCHED = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'launched')
 TIMEOUT = 600
 
 
-def _run(script, args=(), **env):
+def _run(script, args=(), devices=None, **env):
   environment = dict(os.environ, **env)
   environment.pop('CPU_NUM_DEVICES', None)  # the libraries' default: one device
+  if devices:
+    environment['CPU_NUM_DEVICES'] = str(devices)
   out = subprocess.run([sys.executable, os.path.join(LAUNCHED, script), *args], env=environment,
                        capture_output=True, text=True, timeout=TIMEOUT)
   assert out.returncode == 0, out.stderr[-4000:]
@@ -26,10 +28,23 @@ def _run(script, args=(), **env):
 
 def test_trainer_trains_gpt2_with_its_defaults(tmp_path):
   pytest.importorskip('transformers')
-  eager = _run('trainer_gpt2.py', [str(tmp_path / 'cpu')], USE_TORCH_XLA='0')
-  xla = _run('trainer_gpt2.py', [str(tmp_path / 'xla')])
+  eager = _run('trainer_causal_lm.py', [str(tmp_path / 'cpu')], USE_TORCH_XLA='0')
+  xla = _run('trainer_causal_lm.py', [str(tmp_path / 'xla')])
   assert eager['device'] == 'cpu' and xla['device'] == 'xla:0'
   assert xla['optim'] == eager['optim'] == 'adamw_torch_fused'
+  assert len(xla['losses']) == 3
+  for got, want in zip(xla['losses'], eager['losses']):
+    assert got == pytest.approx(want, rel=1e-4)
+
+
+def test_trainer_trains_llama_sharded_by_fsdp_v2(tmp_path):
+  # FSDPv2 over 4 CPU devices: the same losses as one device's eager training.
+  pytest.importorskip('transformers')
+  eager = _run('trainer_causal_lm.py', [str(tmp_path / 'cpu'), 'fsdp_v2'], USE_TORCH_XLA='0')
+  xla = _run('trainer_causal_lm.py', [str(tmp_path / 'xla'), 'fsdp_v2'], devices=4, TF_CPP_MIN_LOG_LEVEL='2')
+  assert eager['device'] == 'cpu' and xla['device'] == 'xla:0'
+  # The MLP's up projection (64 x 32) is split along its largest dimension.
+  assert xla['layout'] == '{devices=[4,1]0,1,2,3}', xla['layout']
   assert len(xla['losses']) == 3
   for got, want in zip(xla['losses'], eager['losses']):
     assert got == pytest.approx(want, rel=1e-4)

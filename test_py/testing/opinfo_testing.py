@@ -158,8 +158,10 @@ def _compare(actual, expected, tol, values=True, ties=None):
       assert a == e or (a != a and e != e), f'output {i}: {a!r}, eager {e!r}'
 
 
-def run_sample(op, sample, dtype, tol=None):
-  """Runs one sample on both sides; returns (kind, fallbacks, detail)."""
+def _trace_sample(op, sample):
+  """Runs one sample in eager and traces it on the device without computing it. None
+  where eager cannot run it; else a dict with the eager result and the device's pending
+  result (or the error the device raised)."""
   sample = _parts(sample)
   cpu_sample = _detached_clone(sample)
   torch.manual_seed(0)
@@ -167,23 +169,43 @@ def run_sample(op, sample, dtype, tol=None):
     expected = _call(op, cpu_sample)
   except Exception:
     return None
-  random = op.name in UNINITIALIZED or _is_random(op, sample, expected)
+  traced = dict(sample=sample, cpu_sample=cpu_sample, expected=expected,
+                random=op.name in UNINITIALIZED or _is_random(op, sample, expected))
   dev_sample = _to_device(_detached_clone(sample))
-  xm.mark_step()
   met.clear_counters()
   try:
-    actual = _call(op, dev_sample)
-    fallbacks = tuple(sorted(n for n in met.counter_names() if is_op_fallback(n)))
-    actual = _to_cpu(actual)
+    traced['actual'] = _call(op, dev_sample)
+    traced['fallbacks'] = tuple(sorted(n for n in met.counter_names() if is_op_fallback(n)))
+  except Exception as e:
+    traced['error'] = f'{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ""}'
+  return traced
+
+
+def _finish_sample(op, traced, dtype, tol):
+  """(kind, fallbacks, detail) of a traced sample, its device result read back."""
+  if 'error' in traced:
+    return 'error', (), traced['error']
+  fallbacks = traced['fallbacks']
+  try:
+    actual = _to_cpu(traced['actual'])
   except Exception as e:
     return 'error', (), f'{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ""}'
+  expected, random, sample = traced['expected'], traced['random'], traced['sample']
   try:
-    ties = (op.name, cpu_sample) if op.name in TIE_INDEX_OUTPUTS else None
+    ties = (op.name, traced['cpu_sample']) if op.name in TIE_INDEX_OUTPUTS else None
     _compare(actual, expected, tol, values=not random, ties=ties)
   except AssertionError as e:
     if random or dtype != torch.bfloat16 or not _as_close_as_eager(op, sample, actual, expected, tol):
       return 'wrong', fallbacks, str(e).replace('\n', ' ')[:300]
   return ('fallback' if fallbacks else 'lowered'), fallbacks, ''
+
+
+def run_sample(op, sample, dtype, tol=None):
+  """Runs one sample on both sides; returns (kind, fallbacks, detail), or None where
+  eager cannot run it."""
+  xm.mark_step()
+  traced = _trace_sample(op, sample)
+  return None if traced is None else _finish_sample(op, traced, dtype, tol)
 
 
 def _as_close_as_eager(op, sample, actual, expected, tol):
@@ -241,9 +263,27 @@ def _worst_outcome(samples, run_one, max_samples):
 
 
 def run_opinfo(op, dtype, max_samples=3, tol=None):
-  """The values of the op's first `max_samples` samples that run in eager."""
+  """The values of the op's first `max_samples` samples that run in eager. The samples
+  are traced first and computed as one graph (one compile for all of them); a sample
+  whose graph fails is then computed alone, so its error stays its own."""
   samples = op.sample_inputs('cpu', dtype, requires_grad=False)
-  return _worst_outcome(samples, lambda sample: run_sample(op, sample, dtype, tol), max_samples)
+  xm.mark_step()
+  traced = []
+  for sample in samples:
+    if len(traced) >= max_samples:
+      break
+    try:
+      t = _trace_sample(op, sample)
+    except Exception as e:  # outside the device call: moving a sample (sparse layouts...)
+      t = dict(error=f'{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ""}')
+    if t is not None:
+      traced.append(t)
+  try:
+    xm.mark_step()
+  except Exception:
+    pass  # each sample's result is then computed on its own when read
+  outcomes = iter([_finish_sample(op, t, dtype, tol) for t in traced])
+  return _worst_outcome(range(len(traced)), lambda _: next(outcomes), max_samples)
 
 
 def _weights_like(tree, seed=3):

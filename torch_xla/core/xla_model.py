@@ -92,10 +92,12 @@ def xla_device(n=None, devkind=None):
 
 
 def get_xla_supported_devices(devkind=None, max_devices=None):
-  """List of 'xla:N' device strings (empty when none is of kind devkind)."""
+  """List of 'xla:N' device strings (empty when none is of kind devkind). In SPMD mode
+  just 'xla:0', the device that stands for all of them."""
   if not _kind_matches(devkind):
     return []
-  devices = [f'xla:{i}' for i in range(_xlac()._xla_device_count())]
+  count = 1 if _xlac()._xla_is_spmd() else _xlac()._xla_device_count()
+  devices = [f'xla:{i}' for i in range(count)]
   return devices[:max_devices] if max_devices is not None else devices
 
 

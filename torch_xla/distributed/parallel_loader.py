@@ -274,17 +274,18 @@ class ParallelLoader:
 class MpDeviceLoader:
   """Iterable over `loader`'s batches on `device`: one ParallelLoader per pass.
 
-  kwargs go to ParallelLoader.
+  kwargs go to ParallelLoader. They are kept in `_parallel_loader_kwargs`, torch_xla's
+  name, which libraries set (transformers adds the input sharding of FSDPv2 there).
   """
 
   def __init__(self, loader, device, **kwargs):
     self._loader = loader
     self._device = device
-    self._kwargs = kwargs
+    self._parallel_loader_kwargs = kwargs
 
   def __iter__(self):
     parallel_loader = ParallelLoader(self._loader, [self._device],
-                                     **self._kwargs)
+                                     **self._parallel_loader_kwargs)
     return parallel_loader.per_device_loader(self._device)
 
   def __len__(self):

@@ -131,7 +131,14 @@ def map_tensors(data, fn):
       return type(x)(visit(v) for v in x)
     return x
 
-  return visit(data)
+  try:
+    return visit(data)
+  finally:
+    # `visit` refers to itself, a cycle only the garbage collector frees: without these
+    # the memo would keep every tensor it saw alive until then (and with it values
+    # that the next step's graph would otherwise not hold).
+    memo.clear()
+    del visit
 
 
 def tensors_in(data):
