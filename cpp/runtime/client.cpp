@@ -342,6 +342,20 @@ int ResolveCpuDeviceCount(const ClientOptions& options) {
   return static_cast<int>(count);
 }
 
+// The CPU plugin runs a graph's collectives on the threads of its intra-op pool (the
+// continuation of the parallel product before them), where they block until every
+// device's part arrives; the parts still computing need threads of the same pool. With
+// fewer threads than devices + 1 (four devices on two cores: two threads), the parts of
+// an SPMD or replicated backward waited for each other until XLA ended the process. The
+// pool's size is the plugin's PJRT_NPROC (else the cores): raised to devices + 1 where the
+// user did not set it. More threads cost single-device work nothing (one device: unset).
+void EnsureIntraOpThreadsForCollectives(int devices) {
+  if (devices < 2 || std::getenv("PJRT_NPROC") != nullptr || std::getenv("NPROC") != nullptr) return;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (cores > devices) return;
+  setenv("PJRT_NPROC", std::to_string(devices + 1).c_str(), /*overwrite=*/0);
+}
+
 void DestroyClientHandle(const PJRT_Api* api, PJRT_Client* client) {
   auto args = PJRT_ARGS(PJRT_Client_Destroy_Args);
   args.client = client;
@@ -493,7 +507,9 @@ Client::Client(const ClientOptions& options) : pending_(std::make_unique<Pending
   // Kept alive until PJRT_Client_Create returns: the named values point into it.
   std::string allocator;
   if (device_kind_ == "CPU") {
-    add_int("cpu_device_count", ResolveCpuDeviceCount(options));
+    const int devices = ResolveCpuDeviceCount(options);
+    add_int("cpu_device_count", devices);
+    EnsureIntraOpThreadsForCollectives(devices);
   } else if (device_kind_ == "CUDA") {
     AddCudaAllocatorOptions(create_options, allocator);
   }

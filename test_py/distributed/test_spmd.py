@@ -253,3 +253,32 @@ def test_use_spmd_is_refused_inside_a_replication():
   errors = run.results[0]['errors']
   assert errors is not None and len(errors) == 2 and all(errors), run.show()
   assert run.results[0]['spmd'] is False
+
+
+BACKWARD_OF_A_LAYER = """
+import torch, torch_xla, torch_xla.runtime as xr, torch_xla.distributed.spmd as xs
+from testing.process_testing import report
+xr.use_spmd()
+torch.manual_seed(0)
+layer = torch.nn.TransformerEncoderLayer(128, 4, dim_feedforward=512, dropout=0.0, batch_first=True)
+x = torch.randn(32, 32, 128)
+xlayer = torch.nn.TransformerEncoderLayer(128, 4, dim_feedforward=512, dropout=0.0, batch_first=True).to('xla')
+xlayer.load_state_dict(layer.state_dict())
+xx = x.to('xla')
+xs.mark_sharding(xx, xs.get_1d_mesh('d'), ('d', None, None))
+xlayer(xx).sum().backward()
+torch_xla.sync()  # every gradient at once: their all-reduces run side by side
+layer(x).sum().backward()
+report(grad=xlayer.linear1.weight.grad.cpu().tolist(), eager=layer.linear1.weight.grad.tolist())
+"""
+
+
+def test_a_backward_with_large_products_and_gradient_all_reduces_completes():
+  # Products large enough for the CPU plugin to split over its threads, followed by the
+  # gradients' all-reduces: with fewer pool threads than devices + 1 the devices' parts
+  # waited for each other until XLA ended the process (its timeout shortened here).
+  run = run_python(['-c', BACKWARD_OF_A_LAYER], timeout=180,
+                   XLA_FLAGS='--xla_cpu_collective_call_terminate_timeout_seconds=10')
+  assert run.returncodes == [0] and len(run.results) == 1, run.show()
+  r = run.results[0]
+  torch.testing.assert_close(torch.tensor(r['grad']), torch.tensor(r['eager']), rtol=1e-3, atol=1e-3)
