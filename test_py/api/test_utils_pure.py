@@ -28,7 +28,11 @@ class FakeXLAC:
   def __init__(self, kind='TPU', count=2):
     self.kind = kind
     self.count = count
+    self.spmd = False
     self.calls = []
+
+  def _xla_is_spmd(self):
+    return self.spmd
 
   def _xla_device_kind(self):
     return self.kind
@@ -262,6 +266,9 @@ def test_devices(fake_xlac):
   assert xm.get_xla_supported_devices() == ['xla:0', 'xla:1']
   assert xm.get_xla_supported_devices(max_devices=1) == ['xla:0']
   assert xm.get_xla_supported_devices(devkind='CPU') == []
+  fake_xlac.spmd = True  # xla:0 stands for every device
+  assert xm.get_xla_supported_devices() == ['xla:0']
+  fake_xlac.spmd = False
   assert xm.xla_real_devices(['xla:1', torch.device('xla', 0)]) == [
       'TPU:1', 'TPU:0']
   assert xm.xla_device_hw('xla:0') == 'TPU'
