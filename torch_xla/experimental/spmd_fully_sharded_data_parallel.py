@@ -14,7 +14,6 @@ import torch
 import torch.nn as nn
 
 import torch_xla
-import torch_xla.core.xla_model as xm
 import torch_xla.distributed.spmd as spmd
 from torch_xla.distributed.fsdp.wrap import recursive_wrap
 
@@ -30,20 +29,6 @@ def _partition_spec(tensor, extra_data_axis=None, shard_maximal=False):
   index = tensor.shape.index(max(tensor.shape)) if shard_maximal else 0
   spec[index] = (extra_data_axis, 'fsdp') if extra_data_axis else 'fsdp'
   return tuple(spec)
-
-
-def _backward_optimization_barrier(module):
-  """Keeps each wrapped module's backward apart from the others' in XLA's schedule: the
-  gradients and input gradients pass an optimization barrier when the module's backward
-  is done, so XLA cannot merge the gathers of every layer into one large buffer."""
-
-  def barrier(m, grad_input, grad_output):
-    tensors = [p.grad for p in m.parameters() if p.grad is not None]
-    tensors += [g for g in grad_input if isinstance(g, torch.Tensor)]
-    if tensors:
-      xm.optimization_barrier_(tensors)
-
-  module.register_full_backward_hook(barrier)
 
 
 class SpmdFullyShardedDataParallel(nn.Module):
@@ -98,7 +83,7 @@ class SpmdFullyShardedDataParallel(nn.Module):
       # Parameters of wrapped submodules are laid out already.
       if torch_xla._XLAC._get_xla_sharding_spec(param) == '':
         spmd.mark_sharding(param, mesh, _partition_spec(param, shard_maximal=True))
-    _backward_optimization_barrier(module)
+    spmd.apply_backward_optimization_barrier(module)
     if shard_output is None:
 
       def shard_output(output, mesh):

@@ -201,3 +201,18 @@ class ShardingSpec:
   def apply(self, t: torch.Tensor):
     """Shards `t` in place (mark_sharding)."""
     mark_sharding(t, self.mesh, self.partition_spec)
+
+
+def apply_backward_optimization_barrier(module: torch.nn.Module):
+  """Keeps the module's backward apart from the rest in XLA's schedule: when it is done,
+  its parameters' gradients and its input gradients pass an optimization barrier, so
+  XLA cannot merge the weight gathers of every layer into one large buffer."""
+  import torch_xla.core.xla_model as xm
+
+  def barrier(m, grad_input, grad_output):
+    tensors = [p.grad for p in m.parameters() if p.grad is not None]
+    tensors += [g for g in grad_input if isinstance(g, torch.Tensor)]
+    if tensors:
+      xm.optimization_barrier_(tensors)
+
+  module.register_full_backward_hook(barrier)
