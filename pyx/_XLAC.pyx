@@ -617,3 +617,10 @@ def _xla_load_local_shards(tensor, shards, devices):
     """Replaces the tensor's data by these per-device shards (CPU tensors)."""
     cdef object listed = list(shards)
     LoadLocalShards(<PyObject*>tensor, <PyObject*>listed, [int(d) for d in devices])
+
+def _get_xla_sharding_type(tensor):
+    """The kind of the tensor's sharding as torch_xla numbers it (ShardingType's value:
+    0 replicated, 3 tiled, 5 partial, ...); None when it has none."""
+    from torch_xla.distributed.spmd.hlo_sharding import sharding_type_from_text
+    kind = sharding_type_from_text(ShardingSpec(<PyObject*>tensor).decode())
+    return None if kind is None else int(kind)

@@ -169,6 +169,11 @@ def test_mark_sharding_with_gradients(results):
   close(r['grad'], r['eager_grad'])
 
 
+def test_sharding_types_as_torch_xla_numbers_them(results):
+  r = scenario(results, 'sharding_types')
+  assert r == dict(tiled=3, partial=5, none=None)
+
+
 def test_batch_sharded_convolution_equals_eager(results):
   r = scenario(results, 'convolution_batch_sharded')
   close(r['out'], r['eager'])

@@ -139,6 +139,18 @@ def load_local_shards():
 
 
 @scenario
+def sharding_types():
+  mesh = mesh_2x2()
+  tiled = torch.zeros(4, 4, device='xla')
+  xs.mark_sharding(tiled, mesh, ('x', 'y'))
+  partial = torch.zeros(4, 4, device='xla')
+  xs.mark_sharding(partial, mesh, ('x', None))
+  return dict(tiled=torch_xla._XLAC._get_xla_sharding_type(tiled),
+              partial=torch_xla._XLAC._get_xla_sharding_type(partial),
+              none=torch_xla._XLAC._get_xla_sharding_type(torch.zeros(2, device='xla')))
+
+
+@scenario
 def clear_sharding():
   t = torch.randn(4, 4)
   xt = xs.mark_sharding(t.to('xla'), mesh_2x2(), (0, 1))
