@@ -25,7 +25,7 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, here)
 sys.path.insert(1, os.path.join(here, '..', 'examples'))
-from common import child_rows, device_step_times, report  # noqa: E402
+from common import child_rows, device_step_times, replica_share, report  # noqa: E402
 
 GLOBAL_BATCH = 128
 ROUNDS = 3
@@ -68,15 +68,10 @@ def mnist_step_times(device_counts, steps, reduce_gradients=None):
     return statistics.median(samples) * 1e3
 
   def replica(index, timings):
-    device = xm.xla_device()
-    count = xm.xrt_world_size()
-    local = GLOBAL_BATCH // count
-    me = xm.get_ordinal()
-    x = data[me * local:(me + 1) * local].to(device)
-    y = target[me * local:(me + 1) * local].to(device)
+    x, y = replica_share(data, target)
     model = MNIST().train()
     model.load_state_dict(host_model.state_dict())
-    model = model.to(device)
+    model = model.to(xm.xla_device())
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
     loss_fn = nn.NLLLoss()
 

@@ -21,7 +21,7 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(1, here)
-from common import child_rows, device_step_times, report  # noqa: E402
+from common import child_rows, device_step_times, replica_share, report  # noqa: E402
 
 GLOBAL_BATCH = 32
 SEQUENCE = 32
@@ -91,13 +91,8 @@ def replicated_step_ms(steps):
   timings = []
 
   def replica(index):
-    device = xm.xla_device()
-    n = xm.xrt_world_size()
-    local = GLOBAL_BATCH // n
-    me = xm.get_ordinal()
-    x = x_all[me * local:(me + 1) * local].to(device)
-    y = y_all[me * local:(me + 1) * local].to(device)
-    model = make_model().to(device)
+    x, y = replica_share(x_all, y_all)
+    model = make_model().to(xm.xla_device())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
     def step():

@@ -157,3 +157,15 @@ def compare_training(make_step, steps, rounds=3):
   return {'eager_ms': eager_ms, 'xla_ms': xla_ms, 'ratio': xla_ms / eager_ms, 'xla_pipelined_ms': pipelined_ms,
           'pipelined_ratio': pipelined_ms / eager_ms, 'xla_first_step_s': first,
           'graphs_per_step': graphs_per_step, 'cpu_fallback_ops': len(fallbacks)}
+
+
+def replica_share(*tensors):
+  """In a replica: its share of each tensor's first dimension, taken by its global
+  ordinal (so replicas of several processes do too), on its device."""
+  import torch_xla.core.xla_model as xm
+  count, me, device = xm.xrt_world_size(), xm.get_ordinal(), xm.xla_device()
+  shares = []
+  for t in tensors:
+    local = t.shape[0] // count
+    shares.append(t[me * local:(me + 1) * local].to(device))
+  return shares

@@ -8,41 +8,22 @@ tests here compare them. The SPMD switch at import (XLA_USE_SPMD=1) and its refu
 inside a replication run in small processes of their own.
 """
 import os
-import subprocess
-import sys
-import time
 
 import pytest
 import torch
 
-from torch_xla import _XLAC
 from torch_xla.distributed.spmd import hlo_sharding
-from testing import process_testing as pt
+from testing.scenario_testing import launch_python, scenario
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'launched', 'spmd_checks.py')
-TIMEOUT = 300
 RTOL = 1e-5
-
-
-def run_python(args, timeout=TIMEOUT, **env):
-  start = time.monotonic()
-  done = subprocess.run([sys.executable] + args, env=pt.child_env(4, **env), capture_output=True, text=True,
-                        timeout=timeout)
-  return pt.Launch([done.returncode], done.stdout + done.stderr, time.monotonic() - start)
 
 
 @pytest.fixture(scope='module')
 def results():
-  run = run_python([SCRIPT])
+  run = launch_python([SCRIPT])
   assert run.returncodes == [0] and len(run.results) == 1, run.show()
   return run.results[0]
-
-
-def scenario(results, name):
-  r = results[name]
-  if 'error' in r:
-    pytest.fail(f"scenario {name} raised in the SPMD process: {r['error']}\n{r['traceback']}")
-  return r
 
 
 def close(actual, expected):
@@ -236,8 +217,8 @@ def test_errors_in_spmd_mode(results, case, kind, words):
 def test_xla_use_spmd_at_import_turns_spmd_on_without_starting_the_runtime():
   code = ('import torch_xla, torch_xla.runtime as xr; from testing.process_testing import report; '
           'report(started=torch_xla._XLAC._xla_runtime_is_initialized(), spmd=xr.is_spmd())')
-  on = run_python(['-c', code], timeout=120, XLA_USE_SPMD='1')
-  off = run_python(['-c', code], timeout=120, XLA_USE_SPMD='0')
+  on = launch_python(['-c', code], timeout=120, XLA_USE_SPMD='1')
+  off = launch_python(['-c', code], timeout=120, XLA_USE_SPMD='0')
   assert on.results == [dict(started=False, spmd=True)], on.show()
   assert off.results == [dict(started=False, spmd=False)], off.show()
 
@@ -253,7 +234,7 @@ def test_use_spmd_is_refused_inside_a_replication():
       '    return str(e)',
       'report(errors=xmp.spawn(replica, nprocs=2, join=False).join(60), spmd=xr.is_spmd())',
   ])
-  run = run_python(['-c', code], timeout=120)
+  run = launch_python(['-c', code], timeout=120)
   assert len(run.results) == 1, run.show()
   errors = run.results[0]['errors']
   assert errors is not None and len(errors) == 2 and all(errors), run.show()
@@ -282,7 +263,7 @@ def test_a_backward_with_large_products_and_gradient_all_reduces_completes():
   # Products large enough for the CPU plugin to split over its threads, followed by the
   # gradients' all-reduces: with fewer pool threads than devices + 1 the devices' parts
   # waited for each other until XLA ended the process (its timeout shortened here).
-  run = run_python(['-c', BACKWARD_OF_A_LAYER], timeout=180,
+  run = launch_python(['-c', BACKWARD_OF_A_LAYER], timeout=180,
                    XLA_FLAGS='--xla_cpu_collective_call_terminate_timeout_seconds=10')
   assert run.returncodes == [0] and len(run.results) == 1, run.show()
   r = run.results[0]

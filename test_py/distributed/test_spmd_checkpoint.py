@@ -11,34 +11,20 @@ values; the tests here check them. Without SPMD mode the planners and the manage
 on plain XLA tensors, in this process.
 """
 import os
-import subprocess
-import sys
-import time
 
 import pytest
 import torch
 
-from testing import process_testing as pt
+from testing.scenario_testing import launch_python, scenario
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'launched', 'spmd_checkpoint_checks.py')
-TIMEOUT = 300
 
 
 @pytest.fixture(scope='module')
 def results():
-  start = time.monotonic()
-  done = subprocess.run([sys.executable, SCRIPT], env=pt.child_env(4), capture_output=True, text=True,
-                        timeout=TIMEOUT)
-  run = pt.Launch([done.returncode], done.stdout + done.stderr, time.monotonic() - start)
+  run = launch_python([SCRIPT])
   assert run.returncodes == [0] and len(run.results) == 1, run.show()
   return run.results[0]
-
-
-def scenario(results, name):
-  r = results[name]
-  if 'error' in r:
-    pytest.fail(f"scenario {name} raised in the SPMD process: {r['error']}\n{r['traceback']}")
-  return r
 
 
 def test_sharded_tensors_are_written_as_their_distinct_tiles(results):

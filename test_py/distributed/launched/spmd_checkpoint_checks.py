@@ -10,7 +10,6 @@ import signal
 import tempfile
 import threading
 import time
-import traceback
 
 import numpy as np
 import torch
@@ -24,14 +23,10 @@ from torch_xla.experimental.distributed_checkpoint import (CheckpointManager, SP
                                                            prime_optimizer)
 from torch_xla.experimental.distributed_checkpoint import manager as manager_module
 from testing.process_testing import report
+from testing.scenario_testing import Scenarios, error_of, values
 
-SCENARIOS = {}
+scenario = Scenarios()
 ROOT = tempfile.mkdtemp(prefix='spmd_ckpt_')
-
-
-def scenario(fn):
-  SCENARIOS[fn.__name__] = fn
-  return fn
 
 
 def folder(name):
@@ -42,19 +37,6 @@ def folder(name):
 
 def spec_of(t):
   return torch_xla._XLAC._get_xla_sharding_spec(xs.unwrap_sharded_tensor(t))
-
-
-def values(t):
-  return t.detach().cpu().tolist()
-
-
-def error_of(fn):
-  """The exception `fn` raises, as [type name, message]; None when it raises none."""
-  try:
-    fn()
-  except Exception as e:  # noqa: BLE001  (the test checks the kind)
-    return [type(e).__name__, str(e)]
-  return None
 
 
 def mesh(shape):
@@ -322,15 +304,8 @@ def errors():
 
 def main():
   xr.use_spmd()
-  results = {}
   try:
-    for name, fn in SCENARIOS.items():
-      start = time.monotonic()
-      try:
-        results[name] = fn()
-      except (Exception, CheckpointException) as e:  # noqa: BLE001  (reported to the test)
-        results[name] = dict(error=f'{type(e).__name__}: {e}', traceback=traceback.format_exc())
-      results[name]['seconds'] = round(time.monotonic() - start, 2)
+    results = scenario.run(errors=(Exception, CheckpointException), timed=True)
   finally:
     shutil.rmtree(ROOT, ignore_errors=True)
   report(**results)

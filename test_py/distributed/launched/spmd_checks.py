@@ -4,8 +4,6 @@ scenario, reporting one RESULT line {scenario: values}. The values are plain lis
 (tensors as nested lists, shard indices as [start, stop] pairs) that the test compares
 against eager PyTorch; a scenario that raises reports its error and traceback instead,
 and the others still run."""
-import traceback
-
 import numpy as np
 import torch
 
@@ -13,17 +11,9 @@ import torch_xla
 import torch_xla.runtime as xr
 import torch_xla.distributed.spmd as xs
 from testing.process_testing import report
+from testing.scenario_testing import Scenarios, error_of, values
 
-SCENARIOS = {}
-
-
-def scenario(fn):
-  SCENARIOS[fn.__name__] = fn
-  return fn
-
-
-def values(t):
-  return t.detach().cpu().tolist()
+scenario = Scenarios()
 
 
 def spec_of(t):
@@ -42,15 +32,6 @@ def shards(xt):
     out.append(dict(data=values(s.data), shape=list(s.data.shape), indices=indices, device=s.shard_device,
                     replica=s.replica_id, cpu=s.data.device.type == 'cpu'))
   return out
-
-
-def error_of(fn):
-  """The exception `fn` raises, as [type name, message]; None when it raises none."""
-  try:
-    fn()
-  except Exception as e:  # noqa: BLE001  (the test checks the kind)
-    return [type(e).__name__, str(e)]
-  return None
 
 
 @scenario
@@ -318,13 +299,7 @@ def errors():
 def main():
   torch.manual_seed(0)
   xr.use_spmd()
-  results = {}
-  for name, fn in SCENARIOS.items():
-    try:
-      results[name] = fn()
-    except Exception as e:  # noqa: BLE001  (reported to the test)
-      results[name] = dict(error=f'{type(e).__name__}: {e}', traceback=traceback.format_exc())
-  report(**results)
+  report(**scenario.run())
 
 
 if __name__ == '__main__':
