@@ -29,6 +29,14 @@ cdef extern from "exec/graph_executor.h" namespace "torch_xla::exec":
     void SetAliasWithBufferDonorConfig(cbool enabled) except +RaisePyError
     cbool GetAliasWithBufferDonorConfig() except +RaisePyError
 
+cdef extern from "exec/graph_debug.h" namespace "torch_xla::exec":
+    cdef cppclass SyncCause:
+        string compilation
+        string execution
+        string graph_name
+    void SetSyncCause(SyncCause cause)
+    int DebugLevel()
+
 cdef extern from "lowering/matmul_precision.h" namespace "torch_xla::lowering":
     cdef enum MatMulPrecision "torch_xla::lowering::MatMulPrecision":
         pass
@@ -437,6 +445,19 @@ def _xla_fallback_callers():
     """(op, the user's line that called it, count) of the ops that ran on the CPU
     fallback, recorded with PT_XLA_DEBUG_LEVEL >= 1."""
     return [(c.op.decode(), c.caller.decode(), c.count) for c in FallbackCallers()]
+
+def _xla_debug_level():
+    """PT_XLA_DEBUG_LEVEL (every level, 100, for PT_XLA_DEBUG=1; 0 when off)."""
+    return DebugLevel()
+
+def _xla_set_sync_cause(compilation='', execution=None, graph_name=''):
+    """Names the cause of the calling thread's next syncs for PT_XLA_DEBUG's analysis
+    (`execution` defaults to `compilation`); empty causes clear it."""
+    cdef SyncCause cause
+    cause.compilation = compilation.encode()
+    cause.execution = (compilation if execution is None else execution).encode()
+    cause.graph_name = graph_name.encode()
+    SetSyncCause(cause)
 
 def _xla_current_device():
     """The calling thread's current XLA device ordinal (what 'xla' without an index means)."""

@@ -5,6 +5,7 @@ kernels with PyTorch. `PJRT_DEVICE` (CPU, CUDA, TPU) picks the plugin.
 """
 import importlib.util
 import os
+import sys
 
 import torch  # noqa: F401  (the core links against torch's libraries)
 
@@ -115,10 +116,31 @@ def device_count():
   return _XLAC._xla_device_count()
 
 
-def sync(wait=False):
-  """Runs the pending graph of every device (the same as xm.mark_step())."""
+def sync(wait=False, reset_scope=True):
+  """Compiles and runs the pending graph of the devices, then the step closures
+  (xm.mark_step() is the same).
+
+  In a replica, the replica's device (its graph with collectives runs together with the
+  other replicas'); otherwise every device. wait=True blocks until the device work is
+  done. A sync inside a profiler annotation (xp.Trace) is an error, as in torch_xla
+  (the annotation would name ops of two steps), unless reset_scope=False.
+  """
   from .core import xla_model
-  xla_model.mark_step(wait=wait)
+  from .core import _processes
+  if reset_scope:
+    profiler = sys.modules.get('torch_xla.debug.profiler')
+    if profiler is not None:
+      profiler._check_no_open_scope()
+  closures = xla_model._step_closures()
+  closures.wait_async()
+  try:
+    _XLAC._xla_sync(xla_model._sync_devices(), wait)
+  except RuntimeError as e:
+    explained = _processes.explain(e)
+    if explained is e:
+      raise
+    raise explained from e
+  closures.run_pending()
 
 
 def manual_seed(seed, device=None):

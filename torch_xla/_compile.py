@@ -12,6 +12,7 @@ import contextlib
 import functools
 
 from torch_xla._extension import xlac as _xlac
+from torch_xla.debug._sync_cause import sync_cause
 
 
 class _GraphCount:
@@ -33,20 +34,26 @@ class _GraphCount:
 
 
 @contextlib.contextmanager
-def _compiled(full_graph, graphs):
+def _compiled(full_graph, graphs, graph_name):
+  """Runs the pending work, then traces the block and runs its graph at its end (also
+  when it raises, as torch_xla does). `graph_name` names the two syncs' graphs in
+  PT_XLA_DEBUG's analysis ('' for none)."""
   from torch_xla import sync
   xlac = _xlac()
   saved_eager = xlac._get_use_eager_mode()
   saved_allow = xlac._get_allow_execution()
   xlac._set_use_eager_mode(False)
   try:
-    sync()
+    with sync_cause('torch_xla.compile clear the pending graph prior calling the target function',
+                    graph_name=graph_name + '_clear_pending' if graph_name else ''):
+      sync()
     xlac._set_allow_execution(saved_allow and not full_graph)
     try:
       yield
     finally:
       xlac._set_allow_execution(saved_allow)
-    sync()
+      with sync_cause('torch_xla.compile', graph_name=graph_name):
+        sync()
     graphs.add(xlac._xla_last_sync_graph_hashes())
   finally:
     xlac._set_use_eager_mode(saved_eager)
@@ -63,17 +70,19 @@ def compile(f=None, full_graph=False, name=None, max_different_graphs=None, num_
   limit = max_different_graphs if max_different_graphs is not None else num_different_graphs_allowed
   if limit is not None and limit < 1:
     raise ValueError(f'torch_xla.compile: max_different_graphs must be at least 1, got {limit}')
+  graph_name = name or ''
   if name is None:
-    name = getattr(f, '__name__', None) or (type(f).__name__ if f is not None else 'the compiled block')
+    graph_name = getattr(f, '__name__', None) or (type(f).__name__ if f is not None else '')
+    name = graph_name or 'the compiled block'
   graphs = _GraphCount(name, limit)
   if f is None:
-    return _compiled(full_graph, graphs)
+    return _compiled(full_graph, graphs, graph_name)
   if not callable(f):
     raise TypeError(f'torch_xla.compile: expected a function or module, got a {type(f).__name__}')
 
   @functools.wraps(f)
   def compiled(*args, **kwargs):
-    with _compiled(full_graph, graphs):
+    with _compiled(full_graph, graphs, graph_name):
       return f(*args, **kwargs)
 
   return compiled

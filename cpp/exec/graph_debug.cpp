@@ -1,11 +1,14 @@
 #include "exec/graph_debug.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "ir/debug_location.h"
@@ -95,7 +98,12 @@ std::string GraphDot(const std::vector<const ir::Node*>& nodes, const std::vecto
 int DebugLevel() {
   static const int level = [] {
     if (const char* v = Env("PT_XLA_DEBUG_LEVEL")) return std::atoi(v);
-    if (const char* v = Env("PT_XLA_DEBUG")) return std::strcmp(v, "1") == 0 ? 1 : 0;
+    // PT_XLA_DEBUG=1 (or on, yes, true, y) turns on every level, as in torch_xla.
+    if (const char* v = Env("PT_XLA_DEBUG")) {
+      std::string flag(v);
+      for (char& c : flag) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return flag == "1" || flag == "on" || flag == "yes" || flag == "true" || flag == "y" ? 100 : 0;
+    }
     return 0;
   }();
   return level;
@@ -131,10 +139,10 @@ std::string ShapeChanges(const char* what, const std::vector<std::string>& befor
   return out;
 }
 
-}  // namespace
-
-void ExplainCompilation(uint64_t hash, const std::vector<std::string>& input_shapes,
-                        const std::vector<std::string>& output_shapes, std::size_t ops) {
+// Why the graph compiles, beside its cause: the first graph synced at the user's line,
+// the shapes that changed since the one compiled for it, or else that the graph changed.
+std::string WhatChanged(const std::vector<std::string>& input_shapes, const std::vector<std::string>& output_shapes,
+                        std::size_t ops) {
   struct Compiled {
     std::vector<std::string> inputs, outputs;
     std::size_t ops;
@@ -144,30 +152,157 @@ void ExplainCompilation(uint64_t hash, const std::vector<std::string>& input_sha
   std::string line = ir::CurrentCaller();
   if (line.empty()) line = "an unknown line";
   std::string why;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = by_line.find(line);
-    if (it == by_line.end()) {
-      why = "the first graph synced at this line";
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = by_line.find(line);
+  if (it == by_line.end()) {
+    why = "the first graph synced at " + line;
+  } else {
+    const Compiled& before = it->second;
+    bool same_counts = before.inputs.size() == input_shapes.size() && before.outputs.size() == output_shapes.size();
+    std::string changes = same_counts ? ShapeChanges("input", before.inputs, input_shapes) +
+                                            ShapeChanges("output", before.outputs, output_shapes)
+                                      : "";
+    if (!changes.empty()) {
+      why = "shapes changed since the graph compiled at " + line + ":" + changes;
     } else {
-      const Compiled& before = it->second;
-      bool same_counts = before.inputs.size() == input_shapes.size() && before.outputs.size() == output_shapes.size();
-      std::string changes = same_counts ? ShapeChanges("input", before.inputs, input_shapes) +
-                                              ShapeChanges("output", before.outputs, output_shapes)
-                                        : "";
-      if (!changes.empty()) {
-        why = "shapes changed since the graph compiled for this line:" + changes;
-      } else {
-        why = "the graph changed since the one compiled for this line (" + std::to_string(ops) + " ops, " +
-              std::to_string(input_shapes.size()) + " inputs, " + std::to_string(output_shapes.size()) +
-              " outputs; it had " + std::to_string(before.ops) + ", " + std::to_string(before.inputs.size()) + ", " +
-              std::to_string(before.outputs.size()) + ")";
-      }
+      why = "the graph changed since the one compiled at " + line + " (" + std::to_string(ops) + " ops, " +
+            std::to_string(input_shapes.size()) + " inputs, " + std::to_string(output_shapes.size()) +
+            " outputs; it had " + std::to_string(before.ops) + ", " + std::to_string(before.inputs.size()) + ", " +
+            std::to_string(before.outputs.size()) + ")";
     }
-    by_line[line] = Compiled{input_shapes, output_shapes, ops};
   }
-  std::fprintf(stderr, "pt-xla-debug: compiling graph %s (%zu ops, %zu inputs), synced at %s\npt-xla-debug:   why: %s\n",
-               Hex(hash).c_str(), ops, input_shapes.size(), line.c_str(), why.c_str());
+  by_line[line] = Compiled{input_shapes, output_shapes, ops};
+  return why;
+}
+
+thread_local SyncCause t_cause;
+thread_local const char* t_default_cause = nullptr;
+
+const std::string& Cause(bool compilation) {
+  static const std::string unknown = "a sync of the pending graph";
+  const std::string& set = compilation ? t_cause.compilation : t_cause.execution;
+  if (!set.empty()) return set;
+  static thread_local std::string fallback;
+  fallback = t_default_cause != nullptr ? t_default_cause : unknown;
+  return fallback;
+}
+
+// The first local process writes the analysis (torchrun's and PJRT's local rank).
+bool FirstLocalProcess() {
+  static const bool first = [] {
+    for (const char* name : {"PJRT_LOCAL_PROCESS_RANK", "LOCAL_RANK"}) {
+      if (const char* v = Env(name)) return std::atoi(v) == 0;
+    }
+    return true;
+  }();
+  return first;
+}
+
+void Emit(const std::string& text) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (const char* file = Env("PT_XLA_DEBUG_FILE")) {
+    std::ofstream(file, std::ios::app) << text;
+  } else {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  }
+}
+
+const std::string kRule(80, '=');
+const std::string kThinRule(80, '-');
+
+// The calling thread's Python frames, innermost first, as "  function (file:line)" lines
+// (at most $PT_XLA_DEBUG_MAX_FRAME, default 8, then "  .........."); empty without frames.
+std::vector<std::string> FrameLines() {
+  static const long max_frames = [] {
+    const char* v = Env("PT_XLA_DEBUG_MAX_FRAME");
+    return v != nullptr ? std::max(0L, std::atol(v)) : 8L;
+  }();
+  // ir::CurrentStack: "  file:line (function)" lines, innermost last.
+  std::vector<std::string> stack;
+  std::istringstream lines(ir::CurrentStack());
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) stack.push_back(line);
+  }
+  std::vector<std::string> out;
+  for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+    if (static_cast<long>(out.size()) == max_frames) {
+      out.push_back("  ..........");
+      break;
+    }
+    std::string_view frame(*it);
+    frame.remove_prefix(std::min(frame.find_first_not_of(' '), frame.size()));
+    std::size_t open = frame.rfind(" (");
+    if (open == std::string_view::npos || frame.back() != ')') {
+      out.push_back("  " + std::string(frame));
+      continue;
+    }
+    std::string_view function = frame.substr(open + 2, frame.size() - open - 3);
+    out.push_back("  " + std::string(function) + " (" + std::string(frame.substr(0, open)) + ")");
+  }
+  return out;
+}
+
+void AnalyzeGraph(const char* prefix, bool compilation, uint64_t hash, std::size_t inputs, std::size_t outputs,
+                  const std::string& what_changed) {
+  std::vector<std::string> frames = FrameLines();
+  // No Python frames: a thread of PyTorch's autograd or of the runtime, nothing to show.
+  if (frames.empty()) return;
+  const std::string p = prefix;
+  std::string out = "\n" + p + kRule + "\n";
+  out += p + (compilation ? "Compilation Cause\n" : "Execution Cause\n");
+  out += p + "  " + Cause(compilation) + "\n";
+  if (!what_changed.empty()) out += p + "  (" + what_changed + ")\n";
+  out += p + "Graph Info: \n";
+  if (!t_cause.graph_name.empty()) out += p + "  Graph Name: " + t_cause.graph_name + "\n";
+  out += p + "  Graph Hash: " + Hex(hash) + "\n";
+  out += p + "  Number of Graph Inputs: " + std::to_string(inputs) + "\n";
+  out += p + "  Number of Graph Outputs: " + std::to_string(outputs) + "\n";
+  out += p + "Python Frame Triggered Execution: \n";
+  for (const std::string& frame : frames) out += p + frame + "\n";
+  out += p + kThinRule + "\n";
+  out += p + kRule + "\n";
+  Emit(out);
+}
+
+std::string Gigabytes(int64_t bytes) {
+  if (bytes < 0) return "Unknown ";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6f", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+}  // namespace
+
+void SetSyncCause(SyncCause cause) { t_cause = std::move(cause); }
+
+DefaultSyncCause::DefaultSyncCause(const char* cause) : saved_(t_default_cause) { t_default_cause = cause; }
+DefaultSyncCause::~DefaultSyncCause() { t_default_cause = saved_; }
+
+void AnalyzeCompilation(uint64_t hash, const std::vector<std::string>& input_shapes,
+                        const std::vector<std::string>& output_shapes, std::size_t ops) {
+  if (DebugLevel() < 1 || !FirstLocalProcess()) return;
+  AnalyzeGraph("Compilation Analysis: ", true, hash, input_shapes.size(), output_shapes.size(),
+               WhatChanged(input_shapes, output_shapes, ops));
+}
+
+void AnalyzeCompiledProgram(const ProgramSizes& sizes) {
+  if (DebugLevel() < 1 || !FirstLocalProcess()) return;
+  const std::string p = "Post Compilation Analysis: ";
+  std::string out = "\n" + p + kRule + "\n";
+  out += p + "Graph input size: " + Gigabytes(sizes.arguments) + " GB\n";
+  out += p + "Graph output size: " + Gigabytes(sizes.outputs) + " GB\n";
+  out += p + "Aliased Input size: " + Gigabytes(sizes.aliased) + " GB\n";
+  out += p + "Intermediate tensor size: " + Gigabytes(sizes.temporaries) + " GB\n";
+  out += p + "Compiled program size: " + Gigabytes(sizes.code) + " GB\n";
+  out += p + kThinRule + "\n";
+  out += p + kRule + "\n";
+  Emit(out);
+}
+
+void AnalyzeExecution(uint64_t hash, std::size_t inputs, std::size_t outputs) {
+  if (DebugLevel() < 2 || !FirstLocalProcess()) return;
+  AnalyzeGraph("Execution Analysis: ", false, hash, inputs, outputs, "");
 }
 
 }  // namespace torch_xla::exec

@@ -1,6 +1,7 @@
 #include "exec/graph_executor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -25,9 +26,11 @@
 #include "lowering/lowering_context.h"
 #include "lowering/matmul_precision.h"
 #include "runtime/bounded_map.h"
+#include "runtime/compiled_memory.h"
 #include "runtime/metrics.h"
 #include "runtime/persistent_cache.h"
 #include "runtime/trace_recorder.h"
+#include "tensor/rng_state.h"
 
 namespace torch_xla::exec {
 namespace {
@@ -55,11 +58,30 @@ metrics::Metric* ExecuteTimeMetric() {
   return eager_op_sync ? eager : execute;
 }
 
+// Scalars 0 and 1 (of a real type) are constants of the program rather than parameters,
+// as in torch_xla: they come with nearly every op (alpha, beta, fill values, a normal's
+// mean and deviation), and a parameter costs an upload or a lookup of its buffer at each
+// run. Any other value is a parameter, so that a new value does not compile a new graph.
+// XLA_NO_SPECIAL_SCALARS=1 makes every scalar a parameter. Returns the constant's code in
+// PostOrderGraph::parameter_of (-1 for 0, -2 for 1), or 0 for a parameter.
+int SpecialScalarCode(const Node& scalar) {
+  static const bool off = [] {
+    const char* v = std::getenv("XLA_NO_SPECIAL_SCALARS");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  if (off || runtime::IsComplex(scalar.shape().type)) return 0;
+  double value = scalar.scalar_value();
+  if (value == 0.0 && !std::signbit(value)) return -1;
+  if (value == 1.0) return -2;
+  return 0;
+}
+
 // A graph ready to lower or run: nodes in post-order, parameters in order, roots.
 struct PostOrderGraph {
   std::vector<const Node*> nodes;        // every node, operands before users
   std::vector<const Node*> parameters;   // leaves in parameter order (device data deduplicated)
-  std::unordered_map<const Node*, int> parameter_of;  // leaf -> parameter index
+  // leaf -> parameter index, or for a constant scalar its code (< 0, SpecialScalarCode)
+  std::unordered_map<const Node*, int> parameter_of;
   std::unordered_map<const runtime::Buffer*, int> parameter_of_buffer;  // device data -> parameter index
   std::vector<int> leaf_nodes;           // per parameter: graph nodes holding its buffer
   std::vector<Value> roots;              // distinct root values
@@ -81,6 +103,9 @@ struct PostOrderGraph {
   // Per root: XLA chooses its layout (no tensor of it has one); its sharding above is
   // then the compiled program's.
   std::vector<bool> root_open;
+  // Roots that only the device's random number state takes (PT_XLA_DEBUG's analysis
+  // counts the outputs for the user's tensors); counted only when debugging.
+  std::size_t rng_state_roots = 0;
 };
 
 // A graph reads a value that only a loop body being traced has (a region parameter).
@@ -164,6 +189,12 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
         g.parameter_of[done] = it->second;
         h = ir::HashCombine(h, static_cast<hash_t>(it->second));
       } else if (done->leaf_kind() == ir::LeafKind::kScalar) {
+        if (int special = SpecialScalarCode(*done)) {
+          // A constant of the program, keyed by its value (the graph's hash takes the code
+          // through the edges above).
+          g.parameter_of[done] = special;
+          continue;
+        }
         g.parameter_of[done] = static_cast<int>(g.parameters.size());
         g.parameters.push_back(done);
         g.leaf_nodes.push_back(1);
@@ -246,7 +277,8 @@ std::string Lower(const PostOrderGraph& g, int num_replicas) {
                                  spmd ? g.parameter_shardings[i].ToString() : std::string());
   for (const Node* node : g.nodes) {
     if (node->leaf_kind() != ir::LeafKind::kNone) {
-      ctx.Bind(node, 0, params[g.parameter_of.at(node)]);
+      int parameter = g.parameter_of.at(node);
+      ctx.Bind(node, 0, parameter >= 0 ? params[parameter] : ctx.Constant(node->shape(), node->scalar_value()));
       continue;
     }
     if (hlo_debug) ctx.SetLocation(node->location());
@@ -405,6 +437,23 @@ runtime::CacheKey PersistentKey(const std::string& module, const std::vector<int
   return runtime::CacheKey::Of(text);
 }
 
+// PT_XLA_DEBUG's post-compilation analysis: the program's sizes, as the plugin reports them.
+void AnalyzeProgram(const runtime::Executable& exe) {
+  if (DebugLevel() < 1 || eager_op_sync) return;
+  ProgramSizes sizes;
+  if (std::optional<runtime::CompiledMemoryStats> stats = runtime::ReadCompiledMemoryStats(exe)) {
+    sizes = ProgramSizes{stats->argument_bytes, stats->output_bytes, stats->alias_bytes, stats->temp_bytes,
+                         stats->generated_code_bytes};
+  }
+  AnalyzeCompiledProgram(sizes);
+}
+
+// PT_XLA_DEBUG's analysis of each execution (level 2).
+void AnalyzeRun(const PostOrderGraph& g) {
+  if (DebugLevel() >= 2 && !eager_op_sync)
+    AnalyzeExecution(g.hash, g.parameters.size(), g.roots.size() - g.rng_state_roots);
+}
+
 // Compiles the graph, or loads its executable from the persistent cache (a second run of
 // a script compiles nothing it compiled before); an entry the plugin cannot load is
 // compiled and stored again.
@@ -421,11 +470,12 @@ runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const s
     static metrics::Metric* aliases = metrics::GetMetric("InputOutputAliasCount", metrics::Unit::kCount);
     aliases->AddSample(static_cast<double>(
         std::count_if(g.aliased_output.begin(), g.aliased_output.end(), [](int output) { return output >= 0; })));
-    if (DebugLevel() >= 1) {
+    if (DebugLevel() >= 1 && !eager_op_sync) {
       std::vector<std::string> inputs, outputs;
       for (const Node* p : g.parameters) inputs.push_back(p->shape().ToString());
       for (const Value& r : g.roots) outputs.push_back(r.shape().ToString());
-      ExplainCompilation(g.hash, inputs, outputs, g.nodes.size());
+      outputs.resize(outputs.size() - g.rng_state_roots);
+      AnalyzeCompilation(g.hash, inputs, outputs, g.nodes.size());
     }
     std::string module;
     {
@@ -439,7 +489,9 @@ runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const s
       disk_key = PersistentKey(module, replica_devices, client);
       if (std::optional<std::string> bytes = disk->Load(disk_key)) {
         try {
-          return client.DeserializeExecutable(*bytes, replicas);
+          runtime::ExecutablePtr loaded = client.DeserializeExecutable(*bytes, replicas);
+          AnalyzeProgram(*loaded);
+          return loaded;
         } catch (const runtime::RuntimeError&) {
           disk->Remove(disk_key);
         }
@@ -455,6 +507,7 @@ runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const s
       exe = g.num_partitions > 0 ? client.CompileSpmd(module, g.num_partitions, g.root_open)
                                  : client.Compile(module, replicas, replica_devices);
     }
+    AnalyzeProgram(*exe);
     if (disk && !disk->read_only()) {
       try {
         disk->Store(disk_key, client.SerializeExecutable(*exe));
@@ -638,6 +691,7 @@ void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>
   std::vector<int64_t> donated;
   donated = AssignDonations(g, LaunchDonatable(g, all_pending));
   runtime::ExecutablePtr exe = CompileGraph(g, g.hash, {device});
+  AnalyzeRun(g);
   // The argument buffers stay with the runtime until the execution is done: the graph
   // (and with it the last reference to many of them) is released right after the launch.
   std::vector<runtime::BufferPtr> arg_buffers;
@@ -736,6 +790,7 @@ void LaunchSpmd(PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors, con
       exe = CompileGraph(g, g.hash, devices);
     }
   }
+  AnalyzeRun(g);
   std::vector<std::vector<runtime::Buffer*>> args(n);
   std::vector<runtime::BufferPtr> held;
   {
@@ -795,6 +850,7 @@ LaunchRendezvous::Ticket ArriveReplicated(Replication& replication, int device, 
     hash_t key = g.hash;
     for (int d : devices) key = ir::HashCombine(key, static_cast<hash_t>(d) + 1);
     runtime::ExecutablePtr exe = CompileGraph(g, key, devices);
+    AnalyzeRun(g);
     std::vector<std::vector<runtime::Buffer*>> args;
     std::vector<runtime::BufferPtr> held;
     for (ReplicaArguments& p : parts) {
@@ -837,6 +893,13 @@ std::optional<Launch> StartGraph(int device, const std::vector<XlaTensorPtr>& te
         std::to_string(g.nodes.size()) + " ops");
   }
   last_sync_graphs.push_back(g.hash);
+  if (DebugLevel() >= 1) {
+    // The state's root, unless a user's tensor has the same value.
+    std::vector<int> tensors_of_root(roots.size(), 0);
+    for (int r : launch.root_of) ++tensors_of_root[r];
+    for (std::size_t i = 0; i < tensors.size(); ++i)
+      if (IsRngStateTensor(device, tensors[i].get()) && tensors_of_root[launch.root_of[i]] == 1) ++g.rng_state_roots;
+  }
   g.roots = std::move(roots);
   g.updated_parameter.assign(g.roots.size(), -1);
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -951,6 +1014,7 @@ void SyncGraphs(std::map<int, std::vector<XlaTensorPtr>>& pending, bool all_pend
 }  // namespace
 
 void SyncDevices(const std::vector<int>& devices, bool wait) {
+  DefaultSyncCause cause(kStepCause);
   std::map<int, std::vector<XlaTensorPtr>> pending;
   for (int device : devices) pending[device];
   SyncGraphs(pending, /*all_pending=*/true);
@@ -962,6 +1026,7 @@ void SyncDevice(int device, bool wait) { SyncDevices({device}, wait); }
 void SyncAll(bool wait) { SyncDevices(DevicesWithPendingTensors(), wait); }
 
 void SyncTensors(const std::vector<XlaTensorPtr>& tensors) {
+  DefaultSyncCause cause(kValueReadCause);
   std::map<int, std::vector<XlaTensorPtr>> by_device;
   for (const XlaTensorPtr& t : tensors)
     if (t->is_pending()) by_device[t->device()].push_back(t);

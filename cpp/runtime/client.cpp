@@ -15,6 +15,7 @@
 
 #include "pjrt_c_api.h"
 #include "runtime/compile_options.h"
+#include "runtime/compiled_memory.h"
 #include "runtime/hlo_module_sharding.h"
 #include "runtime/plugin_xla_flags.h"
 #include "runtime/device_dims.h"
@@ -385,19 +386,11 @@ ExecutablePtr Describe(const PJRT_Api* api, PJRT_LoadedExecutable* loaded, int n
   outputs_args.executable = get_args.executable;
   PJRT_Error* error = api->PJRT_Executable_NumOutputs(&outputs_args);
   int64_t memory_needed = 0;
-  // Optional entry point: a plugin that lacks it or fails it just says nothing.
-  if (offsetof(PJRT_Api, PJRT_Executable_GetCompiledMemoryStats) < api->struct_size &&
-      api->PJRT_Executable_GetCompiledMemoryStats != nullptr) {
-    auto stats = PJRT_ARGS(PJRT_Executable_GetCompiledMemoryStats_Args);
-    stats.executable = get_args.executable;
-    if (PJRT_Error* stats_error = api->PJRT_Executable_GetCompiledMemoryStats(&stats)) {
-      ConsumeError(api, stats_error);
-    } else {
-      memory_needed = std::max<int64_t>(0, stats.output_size_in_bytes + stats.temp_size_in_bytes -
-                                               stats.alias_size_in_bytes);
-      if (internal::HostBlockCache* blocks = internal::InstalledHostBlockCache(); blocks != nullptr) {
-        blocks->NoteTemporariesSize(static_cast<std::size_t>(stats.temp_size_in_bytes));
-      }
+  // An optional entry point: a plugin that lacks it or fails it just says nothing.
+  if (std::optional<CompiledMemoryStats> stats = ReadCompiledMemoryStats(api, get_args.executable)) {
+    memory_needed = std::max<int64_t>(0, stats->output_bytes + stats->temp_bytes - stats->alias_bytes);
+    if (internal::HostBlockCache* blocks = internal::InstalledHostBlockCache(); blocks != nullptr) {
+      blocks->NoteTemporariesSize(static_cast<std::size_t>(stats->temp_bytes));
     }
   }
   auto destroy_args = PJRT_ARGS(PJRT_Executable_Destroy_Args);

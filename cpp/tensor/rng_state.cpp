@@ -78,6 +78,12 @@ XlaTensorPtr RngStateTensor(int device) {
   return StateOf(device).state;
 }
 
+bool IsRngStateTensor(int device, const XlaTensor* tensor) {
+  std::lock_guard<std::mutex> lock(RngMutex());
+  auto it = States().find(device);
+  return it != States().end() && it->second.state.get() == tensor;
+}
+
 void SetRngStateTensor(int device, XlaTensorPtr state, bool drawn) {
   std::lock_guard<std::mutex> lock(RngMutex());
   DeviceRng& rng = StateOf(device);

@@ -19,6 +19,8 @@ uint64_t GetRngSeed(int device);
 // argument in for it, so that each iteration draws new numbers: aten/loops.h). `drawn`:
 // the new state follows random numbers drawn from the old one.
 XlaTensorPtr RngStateTensor(int device);
+// Whether `tensor` is the device's state tensor (without creating one).
+bool IsRngStateTensor(int device, const XlaTensor* tensor);
 void SetRngStateTensor(int device, XlaTensorPtr state, bool drawn);
 // `count` random 32-bit (or 64-bit, with wide) words of shape `dims`; advances the state.
 ir::Value RandomBits(int device, const std::vector<int64_t>& dims, bool wide);

@@ -24,9 +24,9 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def run(tmp_path, **env):
+def run(tmp_path, source=SCRIPT, **env):
   script = tmp_path / 'user_script.py'
-  script.write_text(SCRIPT)
+  script.write_text(source)
   environ = {k: v for k, v in os.environ.items()
              if k not in ('XLA_IR_DEBUG', 'XLA_HLO_DEBUG', 'PT_XLA_DEBUG', 'PT_XLA_DEBUG_LEVEL')}
   environ['XLA_PERSISTENT_CACHE_PATH'] = '0'  # every graph compiles, as the metrics show
@@ -76,10 +76,34 @@ def test_the_metrics_file_is_written_at_exit(tmp_path):
 def test_debug_level_explains_compilations_and_reports_at_exit(tmp_path):
   done, script = run(tmp_path, PT_XLA_DEBUG_LEVEL=1)
   err = done.stderr
-  assert f'synced at {script}:13 (<module>)\npt-xla-debug:   why: the first graph synced at this line' in err
-  assert 'why: shapes changed since the graph compiled for this line: output 0 f32[3] -> f32[4];' in err
+  prefix = 'Compilation Analysis: '
+  # torch_xla's block: the cause, what changed since the last graph of that line, the
+  # graph's counts, the Python frames from the sync outwards.
+  assert (f'{prefix}Compilation Cause\n{prefix}  user torch_xla.sync\n'
+          f'{prefix}  (the first graph synced at {script}:13 (<module>))\n{prefix}Graph Info: \n') in err
+  assert f'{prefix}  (shapes changed since the graph compiled at {script}:13 (<module>): output 0 f32[3] -> f32[4];)' in err
+  assert f'{prefix}  Number of Graph Inputs: 1\n{prefix}  Number of Graph Outputs: 1\n' in err  # x * 2.0
+  frames = err.split(f'{prefix}Python Frame Triggered Execution: \n', 1)[1].split(f'{prefix}-----', 1)[0]
+  assert frames.startswith(f'{prefix}  sync (') and f'{prefix}  <module> ({script}:13)' in frames
+  assert 'Post Compilation Analysis: Graph input size: 0.000000 GB' in err
+  assert 'Execution Analysis: ' not in err  # level 2
   assert 'pt-xla-debug: report: ' in err and ' compilation(s) (' in err
   assert f'aten::nonzero ran on the CPU fallback 1 time(s), called from {script}:14 (<module>)' in err
-  # PT_XLA_DEBUG=1 is the same level.
-  done, _ = run(tmp_path, PT_XLA_DEBUG=1)
-  assert 'pt-xla-debug: report: ' in done.stderr
+
+
+def test_pt_xla_debug_turns_on_every_level_and_writes_to_the_debug_file(tmp_path):
+  log = tmp_path / 'debug.txt'
+  done, script = run(tmp_path, SCRIPT + 'print(torch.randn(2, 2, device="xla") * 3)\n', PT_XLA_DEBUG=1,
+                     PT_XLA_DEBUG_FILE=log, PT_XLA_DEBUG_MAX_FRAME=1)
+  text = log.read_text()
+  compilations, executions = text.count('Compilation Cause'), text.count('Execution Cause')
+  assert compilations >= 2 and executions >= compilations, text
+  # One frame, then the mark of the ones left out.
+  assert 'Execution Analysis: Python Frame Triggered Execution: \nExecution Analysis:   sync (' in text
+  assert '\nExecution Analysis:   ..........\nExecution Analysis: -----' in text
+  # The print's read of a pending value; the random number state is not counted as an output.
+  assert ('Compilation Analysis:   most likely user code trying to access tensor value before torch_xla.sync\n'
+          in text)
+  read = text.split('most likely user code', 1)[1]
+  assert 'Number of Graph Inputs: 2\n' in read and 'Number of Graph Outputs: 1\n' in read  # the state, the 3
+  assert 'pt-xla-debug: report: ' in done.stderr and 'Compilation Analysis' not in done.stderr

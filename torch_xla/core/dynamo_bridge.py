@@ -24,6 +24,7 @@ import torch
 import torch.utils._pytree as pytree
 
 import torch_xla
+from torch_xla.debug._sync_cause import sync_cause
 
 
 def _device_outputs(outputs):
@@ -47,10 +48,18 @@ def extract_compiled_graph(graph_module, example_args):
     eager = xlac._get_use_eager_mode()
     xlac._set_use_eager_mode(False)
     try:
+      if sync or eager:
+        # Pending inputs are computed first, as their own graph: the FX graph's
+        # computation is then the same whatever produced its inputs (compiled once).
+        pending = [a for a in args if isinstance(a, torch.Tensor) and a.device.type == 'xla']
+        if pending:
+          with sync_cause('torch_xla.sync when dynamo processing input graphs'):
+            xlac._xla_sync_tensors(pending)
       outputs = graph_module(*args)
       computed = _device_outputs(outputs) if sync or eager else None
       if computed:
-        xlac._xla_sync_tensors(computed)
+        with sync_cause('dynamo is compiling a FX graph to HLO', 'dynamo is executing a compiled program'):
+          xlac._xla_sync_tensors(computed)
     finally:
       xlac._set_use_eager_mode(eager)
     return outputs

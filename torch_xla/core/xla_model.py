@@ -328,23 +328,16 @@ def _sync_devices():
   return [d for d in range(count) if d not in replication.devices]
 
 
-def mark_step(wait=False):
-  """Compiles and runs the pending graph of the devices, then the step closures.
+def mark_step(wait=False, reset_scope=True):
+  """Compiles and runs the pending graph of the devices, then the step closures: the
+  same as torch_xla.sync().
 
   In a replica, the replica's device (its graph with collectives runs
   together with the other replicas'); otherwise every device. wait=True
   blocks until the device work is done.
   """
-  closures = _step_closures()
-  closures.wait_async()
-  try:
-    _xlac()._xla_sync(_sync_devices(), wait)
-  except RuntimeError as e:
-    explained = _processes.explain(e)
-    if explained is e:
-      raise
-    raise explained from e
-  closures.run_pending()
+  import torch_xla
+  torch_xla.sync(wait=wait, reset_scope=reset_scope)
 
 
 def wait_device_ops(devices=[]):

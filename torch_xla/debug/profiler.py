@@ -17,7 +17,7 @@ from typing import Union
 
 import torch_xla
 from torch_xla._extension import xlac as _xlac
-from torch_xla.debug import _profiler_service, _trace_files, _trace_session
+from torch_xla.debug import _profiler_service, _sync_cause, _trace_files, _trace_session
 from torch_xla.debug._profiler_service import ProfilerServer  # noqa: F401
 
 _TRACER_MARKED_STEP = False
@@ -101,13 +101,34 @@ def _core():
   return _XLAC
 
 
+# The annotations (Trace) open on each thread, innermost last, as "name.N" (N counts the
+# annotations opened since the thread's last sync). A sync inside one is an error, as in
+# torch_xla: the annotation is a scope of the traced ops, which a sync would end midway.
+_scopes = threading.local()
+
+
+def _check_no_open_scope():
+  """Raises if the calling thread is inside a Trace; otherwise restarts the scope count
+  (torch_xla.sync calls it)."""
+  names = getattr(_scopes, 'names', None)
+  if names:
+    raise RuntimeError(f'Expecting scope to be empty but it is {names[-1]}: torch_xla.sync() inside the '
+                       f'profiler annotation xp.Trace({names[-1].rsplit(".", 1)[0]!r}); end the annotation '
+                       'before the sync, or annotate the whole step with xp.StepTrace, which syncs at its end')
+  _scopes.next_id = 0
+
+
 class Trace:
   """Annotates a region of the calling thread in the traces being recorded: a span
   named `name`, with the keyword arguments as its arguments. Free when no trace runs.
 
       with xp.Trace('forward'):
         loss = model(x)
+
+  The region may not contain a sync (torch_xla.sync() raises there).
   """
+
+  _is_scope = True
 
   def __init__(self, name: str, **kwargs):
     self.name = name
@@ -115,11 +136,19 @@ class Trace:
     self._starts = []
 
   def __enter__(self):
+    if self._is_scope:
+      names = getattr(_scopes, 'names', None)
+      if names is None:
+        names = _scopes.names = []
+      _scopes.next_id = getattr(_scopes, 'next_id', 0) + 1
+      names.append(f'{self.name}.{_scopes.next_id}')
     core = _core()
     self._starts.append(core._xla_trace_now_ns() if core._xla_trace_recording() else None)
     return self
 
   def __exit__(self, type, value, traceback):
+    if self._is_scope:
+      _scopes.names.pop()
     start = self._starts.pop()
     if start is not None:
       core = _core()
@@ -136,6 +165,9 @@ class StepTrace(Trace):
           ...
   """
 
+  # Not a scope of ops: it ends with the step's sync.
+  _is_scope = False
+
   def __init__(self, name: str, **kwargs):
     super().__init__(name, _r=1, **kwargs)
 
@@ -145,7 +177,8 @@ class StepTrace(Trace):
 
   def __exit__(self, type, value, traceback):
     if type is None:
-      torch_xla.sync()
+      with _sync_cause.sync_cause('torch_xla.sync when exiting a profiler StepTrace region'):
+        torch_xla.sync()
     return super().__exit__(type, value, traceback)
 
 

@@ -15,6 +15,7 @@ import weakref
 import torch
 
 from torch_xla.core import xla_model as xm
+from torch_xla.debug import _sync_cause
 from torch_xla.distributed._closable_queue import END, ClosableQueue
 from torch_xla.utils import utils as xu
 from torch_xla.utils._daemon_threads import join_before_exit
@@ -164,6 +165,10 @@ class _Pipeline:
       q.close(drop_items=True)
 
 
+# PT_XLA_DEBUG's name for the loader's syncs.
+_STEP_END = 'torch_xla.sync in parallel loader at step end'
+
+
 class PerDeviceLoader:
   """Iterator over the batches of one device, already on that device.
 
@@ -187,13 +192,15 @@ class PerDeviceLoader:
     if self._done:
       raise StopIteration
     if self._batches_since_step >= self._parallel_loader.batches_per_execution:
-      xm.mark_step()
+      with _sync_cause.sync_cause(_STEP_END):
+        xm.mark_step()
       self._batches_since_step = 0
     item = self._parallel_loader._pipeline.next_item(self._index)
     if item is END:
       self._done = True
       if self._batches_since_step > 0:
-        xm.mark_step()  # run the graph of the last batches
+        with _sync_cause.sync_cause(_STEP_END):
+          xm.mark_step()  # run the graph of the last batches
       raise StopIteration
     self._batches_since_step += 1
     return item
