@@ -169,10 +169,17 @@ cdef extern from "python_tensors.h" namespace "torch_xla::python":
     pair[string, vector[int64_t]] BuilderShapeOf(PyObject* tensor) except +RaisePyError
     object HostViewOfXlaTensor(PyObject* tensor) except +RaisePyError
     void MarkSharding(PyObject* tensor, const string& sharding) except +RaisePyError
+    void AnnotateCustomSharding(PyObject* tensor, const string& sharding) except +RaisePyError
     void ClearSharding(PyObject* tensor) except +RaisePyError
     string ShardingSpec(PyObject* tensor) except +RaisePyError
     object LocalShards(PyObject* tensor) except +RaisePyError
     void LoadLocalShards(PyObject* tensor, PyObject* shards, const vector[int]& devices) except +RaisePyError
+    object SpmdFullToShardShape(PyObject* tensor) except +RaisePyError
+    object SpmdShardToFullShape(PyObject* tensor, const string& sharding, const vector[int64_t]& full_shape,
+                                PyObject* dtype) except +RaisePyError
+    void MarkManualSharding(PyObject* tensor) except +RaisePyError
+    object GlobalTensorFromCpuShards(PyObject* shards, const string& sharding, cbool has_shape,
+                                     const vector[int64_t]& global_shape) except +RaisePyError
     object XlaTensorFromHostMemory(PyObject* tensor, int ordinal, cbool* shared) except +RaisePyError
     uint64_t UnsafeBufferPointer(PyObject* tensor) except +RaisePyError
 
@@ -619,9 +626,55 @@ def _xla_use_spmd():
 def _xla_is_spmd():
     return IsSpmd()
 
-def _xla_mark_sharding(tensor, str sharding):
-    """Lays the tensor out over the devices by `sharding`, XLA's HloSharding text."""
-    MarkSharding(<PyObject*>tensor, sharding.encode())
+class OpSharding(str):
+    """An XLA sharding as torch_xla builds it: OpSharding(tile_assignment, group_assignment,
+    replication_groups, sharding_type), the tile assignment a nested list of device ids
+    (one level per tiled dimension), sharding_type a ShardingType value. It is the
+    sharding's text (a str), which every entry point here takes."""
+
+    def __new__(cls, tile_assignment, group_assignment=(), replication_groups=(), sharding_type=None):
+        from torch_xla.distributed.spmd.hlo_sharding import op_sharding_text
+        if sharding_type is None:
+            return str.__new__(cls, str(tile_assignment))
+        return str.__new__(cls, op_sharding_text(tile_assignment, group_assignment, replication_groups,
+                                                 int(sharding_type)))
+
+
+def _xla_mark_sharding(tensor, sharding):
+    """Lays the tensor out over the devices by `sharding`, XLA's HloSharding text (or an
+    OpSharding)."""
+    MarkSharding(<PyObject*>tensor, str(sharding).encode())
+
+def _xla_annotate_custom_sharding(tensor, sharding):
+    """Lays the tensor's value out by `sharding` through a constraint in its graph,
+    without moving its data now."""
+    AnnotateCustomSharding(<PyObject*>tensor, str(sharding).encode())
+
+def _mark_manual_sharding(tensor, sharding=None):
+    """Marks a pending value {manual}: each device's value is its own piece (device data
+    cannot be marked; `sharding`, when given, must be {manual})."""
+    if sharding is not None and str(sharding) != '{manual}':
+        raise RuntimeError(f'_mark_manual_sharding: expected the {{manual}} sharding, got {sharding}')
+    MarkManualSharding(<PyObject*>tensor)
+
+def _spmd_full_to_shard_shape(tensor):
+    """The sharded tensor seen as each device's shard ({manual}, the shard's shape)."""
+    return SpmdFullToShardShape(<PyObject*>tensor)
+
+def _spmd_shard_to_full_shape(tensor, sharding, output_shape, output_dtype):
+    """The manual tensor's per-device pieces as the global tensor of `output_shape` and
+    `output_dtype`, laid out by `sharding`."""
+    return SpmdShardToFullShape(<PyObject*>tensor, str(sharding).encode(), [int(d) for d in output_shape],
+                                <PyObject*>output_dtype)
+
+def _global_tensor_from_cpu_shards(shards, sharding, global_shape=None):
+    """A sharded XLA tensor from one CPU shard per device (in device order, all of one
+    shape: the padded shard), laid out by `sharding`; `global_shape` defaults to the
+    shards' shape times the tiling (or theirs, replicated)."""
+    cdef object listed = list(shards)
+    has_shape = global_shape is not None
+    return GlobalTensorFromCpuShards(<PyObject*>listed, str(sharding).encode(), has_shape,
+                                     [int(d) for d in global_shape] if has_shape else [])
 
 def _xla_clear_sharding(tensor):
     ClearSharding(<PyObject*>tensor)

@@ -3,6 +3,7 @@
 // torch.Tensor objects (through torch's own python_variable.h) so that the .pyx file
 // deals in Python objects only.
 #include <Python.h>
+#include <torch/csrc/Dtype.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <string>
@@ -139,6 +140,9 @@ inline uint64_t UnsafeBufferPointer(PyObject* tensor) { return torch_xla::Unsafe
 inline void MarkSharding(PyObject* tensor, const std::string& sharding) {
   torch_xla::MarkSharding(UnpackTensor(tensor), sharding);
 }
+inline void AnnotateCustomSharding(PyObject* tensor, const std::string& sharding) {
+  torch_xla::AnnotateCustomSharding(UnpackTensor(tensor), sharding);
+}
 inline void ClearSharding(PyObject* tensor) { torch_xla::ClearSharding(UnpackTensor(tensor)); }
 inline std::string ShardingSpec(PyObject* tensor) { return torch_xla::ShardingSpec(UnpackTensor(tensor)); }
 // A new reference to a list of (CPU tensor, device ordinal) tuples.
@@ -158,6 +162,22 @@ inline PyObject* LocalShards(PyObject* tensor) {
 }
 inline void LoadLocalShards(PyObject* tensor, PyObject* shards, const std::vector<int>& devices) {
   torch_xla::LoadLocalShards(UnpackTensor(tensor), UnpackTensors(shards), devices);
+}
+inline PyObject* SpmdFullToShardShape(PyObject* tensor) {
+  return THPVariable_Wrap(torch_xla::SpmdFullToShardShape(UnpackTensor(tensor)));
+}
+inline PyObject* SpmdShardToFullShape(PyObject* tensor, const std::string& sharding,
+                                      const std::vector<int64_t>& full_shape, PyObject* dtype) {
+  if (!THPDtype_Check(dtype)) throw std::invalid_argument("_spmd_shard_to_full_shape: expected a torch.dtype");
+  return THPVariable_Wrap(torch_xla::SpmdShardToFullShape(UnpackTensor(tensor), sharding, full_shape,
+                                                          reinterpret_cast<THPDtype*>(dtype)->scalar_type));
+}
+inline void MarkManualSharding(PyObject* tensor) { torch_xla::MarkManualSharding(UnpackTensor(tensor)); }
+inline PyObject* GlobalTensorFromCpuShards(PyObject* shards, const std::string& sharding, bool has_shape,
+                                           const std::vector<int64_t>& global_shape) {
+  std::optional<std::vector<int64_t>> shape;
+  if (has_shape) shape = global_shape;
+  return THPVariable_Wrap(torch_xla::GlobalTensorFromCpuShards(UnpackTensors(shards), sharding, shape));
 }
 
 }  // namespace torch_xla::python

@@ -4,6 +4,7 @@
 //   ...; torch_xla::Sync();   // run the pending graph (mark_step)
 #include <ATen/core/Tensor.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,6 +100,9 @@ bool IsSpmd();
 // c10::Error (ValueError in Python) naming the tensor's shape when the sharding does not
 // fit it or SPMD mode is off.
 void MarkSharding(const at::Tensor& tensor, const std::string& sharding);
+// The tensor's value laid out by `sharding` from here on, through a constraint in its
+// graph: its data (if any) keeps its layout until the graph runs.
+void AnnotateCustomSharding(const at::Tensor& tensor, const std::string& sharding);
 // Back to no layout: the data is replicated on every device.
 void ClearSharding(const at::Tensor& tensor);
 // The tensor's sharding text; "" when it has none (replicated data).
@@ -109,5 +113,21 @@ std::vector<std::pair<at::Tensor, int>> LocalShards(const at::Tensor& tensor);
 // Replaces the tensor's data by per-device shards (CPU tensors, as LocalShards gives
 // them), keeping its sharding.
 void LoadLocalShards(const at::Tensor& tensor, const std::vector<at::Tensor>& shards, const std::vector<int>& devices);
+// Manual sharding: between these two each device computes on its own piece of a value,
+// which XLA's partitioner leaves as written. SpmdFullToShardShape: a sharded tensor
+// (tiled or replicated) seen as each device's shard ({manual}, of the shard's shape);
+// SpmdShardToFullShape: a manual tensor's pieces as the global tensor of `full_shape`
+// laid out by `sharding` (the pieces must have that layout's shard shape and the dtype).
+// MarkManualSharding marks a pending value manual ({manual}); data cannot be. All throw
+// c10::Error (RuntimeError) naming the op and the shapes.
+at::Tensor SpmdFullToShardShape(const at::Tensor& tensor);
+at::Tensor SpmdShardToFullShape(const at::Tensor& tensor, const std::string& sharding,
+                                const std::vector<int64_t>& full_shape, at::ScalarType dtype);
+void MarkManualSharding(const at::Tensor& tensor);
+// A sharded tensor from one CPU shard per device, in device order (padded shards of one
+// shape, laid out by `sharding`); without `global_shape`, the shards' shape times the
+// tiling.
+at::Tensor GlobalTensorFromCpuShards(const std::vector<at::Tensor>& shards, const std::string& sharding,
+                                     const std::optional<std::vector<int64_t>>& global_shape);
 
 }  // namespace torch_xla

@@ -4,6 +4,9 @@
 // (exec/graph_executor.cpp); this is where a tensor meets them.
 #include <ATen/ATen.h>
 
+#include <atomic>
+#include <unordered_set>
+
 #include "aten/api.h"
 #include "aten/bridge.h"
 #include "exec/graph_executor.h"
@@ -25,8 +28,6 @@ runtime::Sharding ParseFor(const XlaTensorPtr& x, const at::Tensor& tensor, cons
   } catch (const runtime::RuntimeError& e) {
     TORCH_CHECK_VALUE(false, op, ": ", e.what());
   }
-  TORCH_CHECK_NOT_IMPLEMENTED(sharding.kind() != runtime::Sharding::Kind::kManual, op,
-                              ": manual sharding ({manual}) is not supported");
   return sharding;
 }
 
@@ -59,6 +60,45 @@ std::vector<std::pair<int64_t, int64_t>> ShardExtent(const runtime::Sharding& sh
   return extent;
 }
 
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
+  return out + (dims.size() == 1 ? ",)" : ")");
+}
+
+bool IsManual(const std::shared_ptr<const runtime::Sharding>& sharding) {
+  return sharding && sharding->kind() == runtime::Sharding::Kind::kManual;
+}
+
+// Whether the process has made a manual value: until then no graph walk below is needed.
+std::atomic<bool> manual_in_use{false};
+
+// Whether `value` is computed from a manual value (an SPMDFullToShardShape, a {manual}
+// constraint or manual data, not behind an SPMDShardToFullShape). XLA aborts the process
+// on a layout given to such a value, so the kernels refuse it when they can see it.
+bool DependsOnManual(const ir::Value& value) {
+  if (!manual_in_use.load(std::memory_order_relaxed)) return false;
+  std::vector<const ir::Node*> stack = {value.node.get()};
+  std::unordered_set<const ir::Node*> seen;
+  while (!stack.empty()) {
+    const ir::Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (n->op() == ir::SpmdShardToFullOp()) continue;
+    if (n->op() == ir::SpmdFullToShardOp()) return true;
+    if (n->op() == ir::ShardingConstraintOp() &&
+        runtime::Sharding::Decode(n->attrs().ints).kind() == runtime::Sharding::Kind::kManual)
+      return true;
+    if (n->leaf_kind() == ir::LeafKind::kDeviceData) {
+      const runtime::BufferPtr& b = n->buffer();
+      if (b && b->is_sharded() && b->sharding().kind() == runtime::Sharding::Kind::kManual) return true;
+      continue;
+    }
+    for (const ir::Value& v : n->operands()) stack.push_back(v.node.get());
+  }
+  return false;
+}
+
 }  // namespace
 
 void UseSpmd() {
@@ -73,11 +113,40 @@ bool IsSpmd() { return runtime::spmd::Enabled(); }
 void MarkSharding(const at::Tensor& tensor, const std::string& text) {
   XlaTensorPtr x = SpmdTensor(tensor, kMarkSharding);
   runtime::Sharding sharding = ParseFor(x, tensor, text, kMarkSharding);
+  if (sharding.kind() == runtime::Sharding::Kind::kManual) return MarkManualSharding(tensor);
+  TORCH_CHECK(!IsManual(x->sharding()) && !(x->is_pending() && DependsOnManual(x->pending_ir())), kMarkSharding,
+              ": the tensor ", DescribeTensor(tensor),
+              " is manually sharded or computed from a manually sharded value ({manual}: each device's own "
+              "piece); turn the pieces back into a global tensor first "
+              "(torch_xla.distributed.spmd.disable_manual_sharding)");
   if (x->is_pending()) {
     x->SetIr(ir::ShardingConstraint(x->pending_ir(), sharding));
   } else {
+    // Data laid out by one tiling is not silently laid out by another: the user clears
+    // the first (as torch_xla asks), or annotates the new layout in the graph.
+    std::shared_ptr<const runtime::Sharding> current = x->sharding();
+    if (current && *current == sharding) return;
+    TORCH_CHECK(!current || current->is_replicated(), kMarkSharding, ": the tensor ", DescribeTensor(tensor),
+                " is already sharded as ", current ? current->ToString() : "", "; clear its sharding first "
+                "(torch_xla.distributed.spmd.clear_sharding) to lay it out as ", sharding.ToString(),
+                ", or annotate the new layout in the graph (annotate_custom_sharding)");
     Reshard(x, sharding);
   }
+  x->SetSharding(std::make_shared<const runtime::Sharding>(std::move(sharding)));
+}
+
+void AnnotateCustomSharding(const at::Tensor& tensor, const std::string& text) {
+  constexpr const char* kOp = "annotate_custom_sharding";
+  XlaTensorPtr x = SpmdTensor(tensor, kOp);
+  runtime::Sharding sharding = ParseFor(x, tensor, text, kOp);
+  TORCH_CHECK(sharding.kind() != runtime::Sharding::Kind::kManual, kOp,
+              ": a {manual} layout is set with _mark_manual_sharding");
+  TORCH_CHECK(!IsManual(x->sharding()) && !(x->is_pending() && DependsOnManual(x->pending_ir())), kOp,
+              ": the tensor ", DescribeTensor(tensor),
+              " is manually sharded or computed from a manually sharded value; turn the pieces back into a "
+              "global tensor first (torch_xla.distributed.spmd.disable_manual_sharding)");
+  // The data keeps its layout; the graph lays the value out anew (its result has this one).
+  x->SetIr(ir::ShardingConstraint(x->GetIrValue(), sharding));
   x->SetSharding(std::make_shared<const runtime::Sharding>(std::move(sharding)));
 }
 
@@ -150,6 +219,126 @@ void LoadLocalShards(const at::Tensor& tensor, const std::vector<at::Tensor>& sh
     buffers[d] = client.TransferToDevice(padded.data_ptr(), type, shard_dims, d);
   }
   x->SetBuffer(runtime::Buffer::Sharded(std::move(buffers), sharding, type, dims));
+}
+
+void MarkManualSharding(const at::Tensor& tensor) {
+  constexpr const char* kOp = "_mark_manual_sharding";
+  XlaTensorPtr x = SpmdTensor(tensor, kOp);
+  // A manual value exists only between SPMDFullToShardShape and SPMDShardToFullShape in
+  // one graph: data has no per-device view XLA could take as an argument.
+  TORCH_CHECK(x->is_pending(), kOp, ": the tensor ", DescribeTensor(tensor),
+              " holds device data; only a value computed in the pending graph (the result of an op, e.g. of "
+              "_spmd_full_to_shard_shape) can be marked manual");
+  manual_in_use.store(true, std::memory_order_relaxed);
+  auto manual = std::make_shared<const runtime::Sharding>(runtime::Sharding::Parse("{manual}"));
+  x->SetIr(ir::ShardingConstraint(x->pending_ir(), *manual));
+  x->SetSharding(std::move(manual));
+}
+
+at::Tensor SpmdFullToShardShape(const at::Tensor& tensor) {
+  constexpr const char* kOp = "_spmd_full_to_shard_shape";
+  XlaTensorPtr x = SpmdTensor(tensor, kOp);
+  std::shared_ptr<const runtime::Sharding> full = x->sharding();
+  TORCH_CHECK(full, kOp, ": the tensor ", DescribeTensor(tensor),
+              " has no sharding; mark it first (torch_xla.distributed.spmd.mark_sharding)");
+  TORCH_CHECK(!IsManual(full) && !(x->is_pending() && DependsOnManual(x->pending_ir())), kOp, ": the tensor ",
+              DescribeTensor(tensor), " is already manually sharded or computed from a manually sharded value (its "
+              "shape is each device's piece)");
+  full->Check(x->shape().dims.size(), runtime::Client::Get().device_count(), kOp);
+  manual_in_use.store(true, std::memory_order_relaxed);
+  ir::Shape shard(x->shape().type, full->ShardDims(x->shape().dims));
+  at::Tensor out = AtenFromIr(ir::SpmdFullToShard(x->GetIrValue(), *full, shard), x->device());
+  GetXlaTensor(out, kOp)->SetSharding(std::make_shared<const runtime::Sharding>(runtime::Sharding::Parse("{manual}")));
+  return out;
+}
+
+at::Tensor SpmdShardToFullShape(const at::Tensor& tensor, const std::string& sharding_text,
+                                const std::vector<int64_t>& full_shape, at::ScalarType dtype) {
+  constexpr const char* kOp = "_spmd_shard_to_full_shape";
+  XlaTensorPtr x = SpmdTensor(tensor, kOp);
+  TORCH_CHECK(IsManual(x->sharding()), kOp, ": the tensor ", DescribeTensor(tensor),
+              " is not manually sharded (its sharding is '", x->sharding() ? x->sharding()->ToString() : "none",
+              "'); mark it with _mark_manual_sharding, or make it with _spmd_full_to_shard_shape");
+  runtime::Sharding full;
+  try {
+    full = runtime::Sharding::Parse(sharding_text);
+    full.Check(full_shape.size(), runtime::Client::Get().device_count(),
+               std::string(kOp) + " to a tensor of shape " + DimsText(full_shape));
+  } catch (const runtime::RuntimeError& e) {
+    TORCH_CHECK(false, kOp, ": ", e.what());
+  }
+  TORCH_CHECK(full.kind() != runtime::Sharding::Kind::kManual, kOp,
+                    ": the sharding of the full tensor must be tiled or replicated, not {manual}");
+  for (int64_t d : full_shape) TORCH_CHECK(d >= 0, kOp, ": the full shape ", DimsText(full_shape), " is negative");
+  const std::vector<int64_t> expected = full.ShardDims(full_shape);
+  TORCH_CHECK(expected == x->shape().dims, kOp, ": a tensor of shape ", DimsText(full_shape), " sharded as ",
+                    full.ToString(), " has shards of shape ", DimsText(expected), "; the manual tensor ",
+                    DescribeTensor(tensor), " has shape ", DimsText(x->shape().dims));
+  const runtime::ElementType type = ElementTypeOf(dtype);
+  TORCH_CHECK(type == x->shape().type, kOp, ": the full tensor's dtype ", dtype,
+                    " differs from the manual tensor's ", DescribeTensor(tensor), "; convert the tensor first");
+  at::Tensor out = AtenFromIr(ir::SpmdShardToFull(x->GetIrValue(), full, ir::Shape(type, full_shape)), x->device());
+  GetXlaTensor(out, kOp)->SetSharding(std::make_shared<const runtime::Sharding>(full));
+  return out;
+}
+
+at::Tensor GlobalTensorFromCpuShards(const std::vector<at::Tensor>& shards, const std::string& sharding_text,
+                                     const std::optional<std::vector<int64_t>>& global_shape) {
+  constexpr const char* kOp = "_global_tensor_from_cpu_shards";
+  TORCH_CHECK(runtime::spmd::Enabled(), kOp,
+              ": SPMD mode is off; call torch_xla.runtime.use_spmd() before making sharded tensors");
+  runtime::Client& client = runtime::Client::Get();
+  const int n = client.device_count();
+  TORCH_CHECK(static_cast<int>(shards.size()) == n, kOp, ": expected one shard per device (", n, "), got ",
+              shards.size());
+  for (const at::Tensor& s : shards) {
+    TORCH_CHECK(s.device().is_cpu(), kOp, ": the shards must be CPU tensors, got one on ", s.device());
+    TORCH_CHECK(s.sizes() == shards[0].sizes() && s.scalar_type() == shards[0].scalar_type(), kOp,
+                ": every shard must have the first one's shape and dtype ", DescribeTensor(shards[0]), ", got ",
+                DescribeTensor(s));
+  }
+  const std::vector<int64_t> shard_dims = shards[0].sizes().vec();
+  runtime::Sharding sharding;
+  try {
+    sharding = runtime::Sharding::Parse(sharding_text);
+  } catch (const runtime::RuntimeError& e) {
+    TORCH_CHECK(false, kOp, ": ", e.what());
+  }
+  TORCH_CHECK(sharding.kind() != runtime::Sharding::Kind::kManual, kOp,
+              ": a {manual} sharding has no global tensor; give a tiled or replicated sharding");
+  std::vector<int64_t> dims;
+  if (global_shape) {
+    dims = *global_shape;
+    TORCH_CHECK(dims.size() == shard_dims.size(), kOp, ": the global shape ", DimsText(dims), " has rank ",
+                dims.size(), "; the shards ", DimsText(shard_dims), " have rank ", shard_dims.size());
+  } else if (sharding.kind() == runtime::Sharding::Kind::kTiled) {
+    // Without a shape, the shards hold no padding: the global shape is theirs times the tiling.
+    std::vector<int64_t> tiles = sharding.data_tile_dims();
+    TORCH_CHECK(tiles.size() == shard_dims.size(), kOp, ": the sharding ", sharding.ToString(), " tiles ",
+                tiles.size(), " dimensions; the shards ", DimsText(shard_dims), " have ", shard_dims.size());
+    for (std::size_t d = 0; d < tiles.size(); ++d) dims.push_back(tiles[d] * shard_dims[d]);
+  } else {
+    dims = shard_dims;
+  }
+  try {
+    sharding.Check(dims.size(), n, kOp);
+  } catch (const runtime::RuntimeError& e) {
+    TORCH_CHECK(false, e.what());
+  }
+  const std::vector<int64_t> expected = sharding.ShardDims(dims);
+  TORCH_CHECK(expected == shard_dims, kOp, ": a tensor of shape ", DimsText(dims), " sharded as ",
+              sharding.ToString(), " has shards of shape ", DimsText(expected), " (padded); the shards have shape ",
+              DimsText(shard_dims));
+  const runtime::ElementType type = ElementTypeOf(shards[0].scalar_type());
+  const at::ScalarType device_dtype = DeviceScalarTypeOf(type);
+  std::vector<runtime::BufferPtr> buffers;
+  for (int d = 0; d < n; ++d) {
+    at::Tensor data = shards[d].to(device_dtype).contiguous();
+    buffers.push_back(client.TransferToDevice(data.data_ptr(), type, shard_dims, d));
+  }
+  XlaTensorPtr x = XlaTensor::FromBuffer(runtime::Buffer::Sharded(std::move(buffers), sharding, type, dims));
+  x->SetSharding(std::make_shared<const runtime::Sharding>(sharding));
+  return AtenFromXla(std::move(x));
 }
 
 }  // namespace torch_xla

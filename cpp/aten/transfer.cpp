@@ -22,8 +22,8 @@ at::Tensor ToCpuTensor(const XlaTensorPtr& tensor) {
   at::Tensor out = at::empty(shape.dims, at::TensorOptions().dtype(DeviceScalarTypeOf(shape.type)));
   if (out.numel() != 0) {
     static metrics::Metric* timer_metric = metrics::GetMetric("TransferFromDeviceTime");
-    static metrics::Metric* outbound = metrics::GetMetric("OutboundData", metrics::Unit::kBytes);
-    outbound->AddSample(static_cast<double>(out.nbytes()));
+    static metrics::Metric* inbound = metrics::GetMetric("InboundData", metrics::Unit::kBytes);
+    inbound->AddSample(static_cast<double>(out.nbytes()));
     metrics::ScopedTimer timer(timer_metric);
     runtime::Client::Get().TransferFromDevice(*buffer, out.data_ptr(), out.nbytes());
   }
@@ -45,8 +45,8 @@ XlaTensorPtr FromCpuTensor(const at::Tensor& cpu, int device) {
   src = src.contiguous();
   std::vector<int64_t> dims(src.sizes().begin(), src.sizes().end());
   static metrics::Metric* timer_metric = metrics::GetMetric("TransferToDeviceTime");
-  static metrics::Metric* inbound = metrics::GetMetric("InboundData", metrics::Unit::kBytes);
-  inbound->AddSample(static_cast<double>(src.nbytes()));
+  static metrics::Metric* outbound = metrics::GetMetric("OutboundData", metrics::Unit::kBytes);
+  outbound->AddSample(static_cast<double>(src.nbytes()));
   metrics::ScopedTimer timer(timer_metric);
   // In SPMD mode the device stands for the mesh: every device holds the value until a
   // sharding says otherwise.

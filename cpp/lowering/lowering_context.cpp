@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "lowering/flat_elementwise.h"
+#include "ir/builder_sharding.h"
 #include "runtime/device_dims.h"
 
 namespace torch_xla::lowering {
@@ -131,9 +132,12 @@ Ssa LoweringContext::AddParameter(const Shape& shape, int aliased_output, const 
   parameters_.push_back(v);
   parameter_aliases_.push_back(aliased_output);
   parameter_shardings_.push_back(sharding);
+  const bool manual = sharding == "{manual}";
+  if (manual) SetManual(v);
   if (device_shape == shape) return v;
   Ssa reshaped = Emit("stablehlo.reshape", {v}, shape);
   SetFlatForm(reshaped, v);
+  if (manual) SetManual(reshaped);
   return reshaped;
 }
 
@@ -307,6 +311,14 @@ std::vector<Ssa> LoweringContext::LowerNode(const Node& node) {
   } else {
     outs = fn(*this, node, operands);
   }
+  // What is computed from a manual value is manual, up to the rule that leaves the
+  // manual view (SPMDShardToFullShape: its rule decides, as do those that enter it).
+  if (!manual_.empty() && node.op() != ir::SpmdShardToFullOp()) {
+    bool manual = false;
+    for (Ssa o : operands) manual = manual || IsManual(o);
+    if (manual)
+      for (Ssa o : outs) SetManual(o);
+  }
   for (std::size_t i = 0; i < outs.size(); ++i) Bind(&node, static_cast<uint32_t>(i), outs[i]);
   return outs;
 }
@@ -387,9 +399,22 @@ void LoweringContext::AddFunction(const std::string& symbol, const std::string& 
 std::string LoweringContext::Finish(const std::vector<Ssa>& given_results, int num_replicas, int num_partitions,
                                     const std::vector<std::string>& result_shardings) {
   std::vector<Ssa> results;
-  for (Ssa r : given_results) {
+  std::vector<std::string> shardings = result_shardings;
+  for (std::size_t i = 0; i < given_results.size(); ++i) {
+    Ssa r = given_results[i];
     const Shape& shape = TypeOf(r);
     results.push_back(runtime::DeviceDims(shape.type, shape.dims) == shape.dims ? r : Flat(r));
+    if (num_partitions > 1 && IsManual(r)) {
+      if (shardings.size() < given_results.size()) shardings.resize(given_results.size());
+      if (shardings[i].empty()) {
+        shardings[i] = "{manual}";
+      } else if (shardings[i] != "{manual}") {
+        throw std::runtime_error(
+            "an SPMD graph result of shape " + shape.ToString() + " is to be sharded as " + shardings[i] +
+            ", but it is computed from a manually sharded value ({manual}: each device's own piece); turn the "
+            "pieces back into a global tensor first (torch_xla.distributed.spmd.disable_manual_sharding)");
+      }
+    }
   }
   std::string m = "module @SyncTensorsGraph attributes {mhlo.num_replicas = " + std::to_string(num_replicas) +
                   " : i32, mhlo.num_partitions = " + std::to_string(num_partitions) +
@@ -407,14 +432,14 @@ std::string LoweringContext::Finish(const std::vector<Ssa>& given_results, int n
   m += ") -> (";
   std::vector<Shape> result_types;
   for (Ssa r : results) result_types.push_back(types_[r.id]);
-  if (result_shardings.empty()) {
+  if (shardings.empty()) {
     AppendTypes(m, result_types);
   } else {
     for (std::size_t i = 0; i < result_types.size(); ++i) {
       if (i) m += ", ";
       m += result_types[i].ToMlir();
-      if (i < result_shardings.size() && !result_shardings[i].empty())
-        m += " {mhlo.sharding = \"" + result_shardings[i] + "\"}";
+      if (i < shardings.size() && !shardings[i].empty())
+        m += " {mhlo.sharding = \"" + shardings[i] + "\"}";
     }
   }
   m += ") {\n";

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/node.h"
@@ -89,6 +90,13 @@ class LoweringContext {
   // Records that `v` is the reshape of `flat`.
   void SetFlatForm(Ssa v, Ssa flat) { flat_of_[v.id] = flat; }
 
+  // SPMD manual sharding: whether `v` is a per-device piece ({manual}): a parameter given
+  // as one, a value made so (SPMDFullToShardShape, a {manual} constraint), or one
+  // computed from such values. XLA's partitioner aborts the process on a result whose
+  // value is manual unless the result is annotated {manual}, so Finish annotates them.
+  void SetManual(Ssa v) { manual_.insert(v.id); }
+  bool IsManual(Ssa v) const { return manual_.count(v.id) != 0; }
+
   // Calls that must run one after another in the order they are lowered: the exchanges
   // with other processes, which meet in the order each process issues them. Each such
   // call takes the previous one's result as an extra operand, so that XLA, which runs
@@ -116,6 +124,7 @@ class LoweringContext {
   std::vector<std::string> names_;  // "%7", or "%g5#1" for a result of a multi-result op
   std::vector<Ssa> parameters_;
   std::unordered_map<int, Ssa> flat_of_;  // Ssa id -> its one-dimensional form
+  std::unordered_set<int> manual_;        // Ssa ids of manual values (SetManual)
   std::optional<Ssa> last_ordered_call_;
   std::vector<int> parameter_aliases_;
   std::vector<std::string> parameter_shardings_;  // aliased output per parameter, or -1

@@ -138,6 +138,7 @@ std::vector<int64_t> IotaDevices(const std::vector<int64_t>& reshape, const std:
 
 std::optional<Sharding> ToSharding(const OpSharding& s) {
   if (s.type == kReplicated) return Sharding::Replicated();
+  if (s.type == kManual) return Sharding::Parse("{manual}");
   if (s.type != kOther || s.tile_dims.empty()) return std::nullopt;
   bool replicate_last = s.replicate_last;
   // Subgroups of the last tile dimension: only replication is a layout here.

@@ -234,6 +234,10 @@ std::vector<std::string> SplitIntoShards(const void* data, std::size_t element_s
 
 void AssembleFromShards(const std::vector<const void*>& shards, std::size_t element_size,
                         const std::vector<int64_t>& dims, const Sharding& sharding, void* out) {
+  if (sharding.kind() == Sharding::Kind::kManual)
+    throw RuntimeError("a manually sharded value ({manual}) of shape [" + Join(dims) +
+                       "] is a different piece on each device and has no single value to read; read it after "
+                       "torch_xla.distributed.spmd.disable_manual_sharding, or its pieces (local_shards)");
   std::vector<int64_t> shard_dims = sharding.ShardDims(dims);
   if (Product(dims) == 0) return;
   for (std::size_t device = 0; device < shards.size(); ++device) {

@@ -56,12 +56,12 @@ def test_transfer_metrics_hold_bytes_and_times():
   met.clear_all()
   host = torch.arange(1000, dtype=torch.float32)
   t = host.to(DEV)
-  count, total, _ = met.metric_data('InboundData')
+  count, total, _ = met.metric_data('OutboundData')
   assert (count, total) == (1, 4000)
   assert met.metric_data('TensorToData')[0] == 1
   t.cpu()
-  assert met.metric_data('OutboundData')[:2] == (1, 4000)
-  assert 'InboundData' in met.metrics_report()
+  assert met.metric_data('InboundData')[:2] == (1, 4000)
+  assert 'OutboundData' in met.metrics_report()
   assert '3.91KB' in met.metrics_report()
 
 

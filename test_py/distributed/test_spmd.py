@@ -59,18 +59,28 @@ def test_uneven_rows_over_a_1d_mesh_equal_eager(results, op):
   close(r[op]['out'], r[op]['eager'])
 
 
-def check_shards(shards, full, expected):
+def check_shards(shards, full, expected, padded_shape=None):
   """`expected`: per device (in order), its [start, stop] pairs (or 'ellipsis') and
-  replica id; each shard's data is that part of `full`, on the CPU."""
+  replica id; each shard's data without padding is that part of `full`, on the CPU, and
+  its data is padded with zeros to `padded_shape` (torch_xla's shards: the device's
+  buffer); tiles' indices are a list of slices of step 1, as torch_xla gives them."""
   assert len(shards) == len(expected) == 4
   for ordinal, (shard, (indices, replica)) in enumerate(zip(shards, expected)):
     assert shard['device'] == f'CPU:{ordinal}'
     assert shard['cpu']
     assert shard['indices'] == indices, (ordinal, shard)
     assert shard['replica'] == replica, (ordinal, shard)
+    if indices == 'ellipsis':
+      assert shard['indices_type'] == 'ellipsis'
+    else:
+      assert shard['indices_type'] == 'list' and shard['steps'] == [1] * len(indices)
     part = full if indices == 'ellipsis' else full[tuple(slice(a, b) for a, b in indices)]
-    assert shard['shape'] == list(part.shape)
-    close(shard['data'], part.tolist())
+    assert shard['unpadded_shape'] == list(part.shape)
+    close(shard['unpadded'], part.tolist())
+    padded = torch.zeros(padded_shape or part.shape)
+    padded[tuple(slice(0, n) for n in part.shape)] = part
+    assert shard['shape'] == list(padded.shape)
+    close(shard['data'], padded.tolist())
 
 
 def test_local_shards_of_a_2x2_tiling(results):
@@ -82,12 +92,13 @@ def test_local_shards_of_a_2x2_tiling(results):
   assert r['type'] == 'TILED'
 
 
-def test_local_shards_of_uneven_rows_have_no_padding(results):
+def test_local_shards_of_uneven_rows_are_padded_with_zeros(results):
   r = scenario(results, 'local_shards_uneven')
   full = torch.arange(10, dtype=torch.float32).reshape(5, 2)
-  # ceil(5 / 4) = 2 rows per tile: [0, 2), [2, 4), [4, 5) and the empty [5, 5).
+  # ceil(5 / 4) = 2 rows per tile: [0, 2), [2, 4), [4, 5) and the empty [5, 5); each
+  # device holds 2 rows, the short tiles padded with zeros.
   check_shards(r['shards'], full, [([[0, 2], [0, 2]], 0), ([[2, 4], [0, 2]], 0), ([[4, 5], [0, 2]], 0),
-                                   ([[5, 5], [0, 2]], 0)])
+                                   ([[5, 5], [0, 2]], 0)], padded_shape=(2, 2))
 
 
 def test_local_shards_of_a_partial_replication(results):
@@ -193,7 +204,7 @@ def test_replication_is_refused_in_spmd_mode(results):
 
 
 @pytest.mark.parametrize('case, kind, words', [
-    ('mesh_too_small', 'ValueError', ['2 device ids', '4 devices']),
+    ('mesh_too_small', 'MeshError', ['Number of device IDs (2)', 'global number of devices (4)']),
     ('mesh_size', 'ValueError', ['holds 2 devices', 'all 4 devices']),
     ('unknown_name', 'ValueError', ["'z'", "('x', 'y')"]),
     ('index_out_of_range', 'ValueError', ['axis index 2', '0 to 1']),

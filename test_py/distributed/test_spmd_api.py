@@ -42,17 +42,18 @@ def test_mesh_describes_its_devices(mesh_2x2):
 
 
 @pytest.mark.parametrize('args, words', [
-    ((np.arange(2), (2,)), '2 device ids for the 4 devices'),
-    ((np.arange(4), (2, 3)), 'do not fill a mesh of shape (2, 3)'),
-    (([0, 1, 2, 2], (4,)), 'distinct'),
-    (([0, 1, 2, 4], (4,)), 'from 0 to 3'),
-    ((np.arange(4), (2, 2), ('x',)), 'one per dimension'),
-    ((np.arange(4), (2, 2), ('x', 'x')), 'distinct'),
+    ((np.arange(2), (2,)), 'Number of device IDs (2) must match the global number of devices (4)'),
+    ((np.arange(4), (2, 3)), 'Number of device IDs (4) must match mesh size (6'),
+    (([0, 1, 2, 2], (4,)), 'Device IDs must be unique'),
+    (([0, 1, 2, 4], (4,)), 'Device IDs must be less than mesh size (4)'),
+    ((np.arange(4), (2, 2), ('x',)), 'Number of axis names (1'),
+    ((np.arange(4), (2, 2), ('x', 'x')), 'Axis names must be unique'),
 ])
 def test_mesh_refuses_what_does_not_fit_the_run(args, words):
+  # A ValueError, and the AssertionError torch_xla raises for these checks.
   with pytest.raises(ValueError, match=None) as raised:
     xs.Mesh(*args)
-  assert words in str(raised.value)
+  assert words in str(raised.value) and isinstance(raised.value, AssertionError)
 
 
 def test_hybrid_mesh_is_the_host_devices_in_order():
@@ -293,8 +294,13 @@ def test_shards_to_load_must_match_the_tiles():
   check_shards_to_load(text, shape, torch.float32, good[::-1], [3, 2, 1, 0])
   with pytest.raises(RuntimeError, match=r'shards for devices \[0, 1, 2\]; .* each of the devices \[0, 1, 2, 3\]'):
     check_shards_to_load(text, shape, torch.float32, good[:3], [0, 1, 2])
-  with pytest.raises(RuntimeError, match=r'device 2 has shape \(2, 3\); its tile \[4:5, 0:3\] .* has shape \(1, 3\)'):
-    check_shards_to_load(text, shape, torch.float32, [torch.zeros(2, 3)] * 4, [0, 1, 2, 3])
+  # Shards padded to the tiles' common shape (as local_shards gives them) load too, their
+  # padding cut off.
+  padded = check_shards_to_load(text, shape, torch.float32, [torch.zeros(2, 3)] * 4, [0, 1, 2, 3])
+  assert [tuple(p.shape) for p in padded] == [(2, 3), (2, 3), (1, 3), (0, 3)]
+  with pytest.raises(RuntimeError, match=r'device 2 has shape \(3, 3\); its tile \[4:5, 0:3\] .* has shape \(1, 3\) '
+                     r'\(\(2, 3\) padded\)'):
+    check_shards_to_load(text, shape, torch.float32, [torch.zeros(2, 3)] * 2 + [torch.zeros(3, 3)] * 2, [0, 1, 2, 3])
   with pytest.raises(RuntimeError, match='device 0 is torch.float64; the tensor is torch.float32'):
     check_shards_to_load(text, shape, torch.float32, [g.double() for g in good], [0, 1, 2, 3])
   with pytest.raises(RuntimeError, match='REPLICATED'):
@@ -390,10 +396,33 @@ def test_auto_sharding_is_not_supported():
 
 
 @pytest.mark.parametrize('name, args', [('enable_manual_sharding', (None, (0,))),
-                                        ('disable_manual_sharding', (None, (0,), (4,)))])
-def test_manual_sharding_is_not_supported(name, args):
-  with pytest.raises(NotImplementedError, match=f'spmd.{name}: manual sharding is not supported yet'):
+                                        ('disable_manual_sharding', (None, (0,), (4,))),
+                                        ('_mark_manual_sharding', (None,))])
+def test_manual_sharding_needs_spmd_mode(name, args):
+  # The test process never turns SPMD mode on; launched/spmd_checks.py runs them in it.
+  with pytest.raises(RuntimeError, match=f'{name}: SPMD mode is off'):
     getattr(xs, name)(*args)
+
+
+@pytest.mark.parametrize('args, text', [
+    (([], [], [], xs.ShardingType.REPLICATED), '{replicated}'),
+    (([], [], [], xs.ShardingType.MANUAL), '{manual}'),
+    (([[0, 1], [2, 3]], [], [], xs.ShardingType.TILED), '{devices=[2,2]0,1,2,3}'),
+    (([[3, 2, 1, 0]], [], [], xs.ShardingType.TILED), '{devices=[1,4]3,2,1,0}'),
+    # Two tiles of columns, each held by a group of two devices.
+    (([], [[0, 1]], [[0, 2], [1, 3]], xs.ShardingType.PARTIAL), '{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}'),
+])
+def test_op_sharding_is_its_text(args, text):
+  sharding = _XLAC.OpSharding(*args)
+  assert sharding == text and isinstance(sharding, str)
+  assert hlo_sharding.parse_sharding(sharding) is not None
+
+
+def test_op_sharding_refuses_what_it_cannot_lay_out():
+  with pytest.raises(ValueError, match='needs a tile assignment'):
+    _XLAC.OpSharding([], [], [], xs.ShardingType.TILED)
+  with pytest.raises(ValueError, match='one replication group'):
+    _XLAC.OpSharding([], [[0, 1]], [[0, 1, 2, 3]], xs.ShardingType.PARTIAL)
 
 
 @pytest.mark.parametrize('fn', [xs.mark_sharding, xs.mark_sharding_with_gradients])

@@ -29,8 +29,10 @@ def shards(xt):
   out = []
   for s in xt.local_shards:
     indices = 'ellipsis' if s.indices is Ellipsis else [[i.start, i.stop] for i in s.indices]
-    out.append(dict(data=values(s.data), shape=list(s.data.shape), indices=indices, device=s.shard_device,
-                    replica=s.replica_id, cpu=s.data.device.type == 'cpu'))
+    out.append(dict(data=values(s.data), shape=list(s.data.shape), unpadded=values(s.unpadded_data),
+                    unpadded_shape=list(s.unpadded_data.shape), indices=indices, device=s.shard_device,
+                    replica=s.replica_id, cpu=s.data.device.type == 'cpu', indices_type=type(s.indices).__name__,
+                    steps=None if s.indices is Ellipsis else [i.step for i in s.indices]))
   return out
 
 

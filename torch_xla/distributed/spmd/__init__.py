@@ -22,10 +22,10 @@ linear product by XLAPatchedLinear, whose backward reads the weight parameter it
 from torch_xla.distributed.fsdp.utils import XLAPatchedLinear
 
 from .hlo_sharding import ShardingType, sharding_type_from_text
-from .mesh import HybridMesh, Mesh, get_1d_mesh, get_global_mesh, set_global_mesh
+from .mesh import HybridMesh, Mesh, MeshError, get_1d_mesh, get_global_mesh, set_global_mesh
 from .sharding import PartitionSpec
 from .xla_sharded_tensor import XLAShard, XLAShardedTensor
-from .api import (MarkShardingFunction, ShardingSpec, apply_backward_optimization_barrier, clear_sharding,
+from .api import (MarkShardingFunction, _mark_manual_sharding, annotate_custom_sharding, ShardingSpec, apply_backward_optimization_barrier, clear_sharding,
                   disable_manual_sharding,
                   enable_manual_sharding, get_sharding_type, mark_sharding, mark_sharding_with_gradients,
                   unwrap_sharded_tensor, wrap_as_sharded_tensor, wrap_if_sharded)
@@ -35,7 +35,8 @@ __all__ = [
     'ShardingSpec', 'sharding_type_from_text', 'get_sharding_type', 'XLAShard', 'XLAShardedTensor',
     'mark_sharding', 'mark_sharding_with_gradients', 'MarkShardingFunction', 'clear_sharding', 'wrap_if_sharded',
     'wrap_as_sharded_tensor', 'unwrap_sharded_tensor', 'enable_manual_sharding', 'disable_manual_sharding',
-    'XLAPatchedLinear', 'xla_patched_nn_linear_forward', 'apply_backward_optimization_barrier'
+    'XLAPatchedLinear', 'xla_patched_nn_linear_forward', 'apply_backward_optimization_barrier',
+    'annotate_custom_sharding'
 ]
 
 

@@ -105,6 +105,21 @@ def mark_sharding(t: Union[torch.Tensor, XLAShardedTensor], mesh: Optional[Mesh]
   return wrap_as_sharded_tensor(t, mesh_shape=mesh.mesh_shape, partition_spec=tuple(partition_spec))
 
 
+def annotate_custom_sharding(t: Union[torch.Tensor, XLAShardedTensor], mesh: Optional[Mesh],
+                             partition_spec: PartitionSpec) -> XLAShardedTensor:
+  """Lays `t`'s value out by `partition_spec` over `mesh` (the global mesh when None) from
+  here on, as a constraint in its graph: unlike mark_sharding, data already sharded is
+  not moved now (nor refused), the graph that computes `t` next lays it out anew, and
+  `t` reports the new sharding at once."""
+  name = 'annotate_custom_sharding'
+  _require_spmd(name)
+  tensor = _xla_tensor(t, name)
+  mesh = _resolve_mesh(mesh, name)
+  text = mesh.get_op_sharding(partition_spec, tensor_rank=tensor.dim())
+  _xlac()._xla_annotate_custom_sharding(tensor, text)
+  return wrap_as_sharded_tensor(t, mesh_shape=mesh.mesh_shape, partition_spec=tuple(partition_spec))
+
+
 def clear_sharding(t: Union[torch.Tensor, XLAShardedTensor]) -> torch.Tensor:
   """Removes the sharding annotation of `t` (in place; the tensor is then replicated)
   and returns the XLA tensor itself (unwrapped)."""
@@ -165,24 +180,55 @@ def mark_sharding_with_gradients(t: Union[torch.Tensor, XLAShardedTensor], mesh:
   return MarkShardingFunction.apply(tensor, mesh, partition_spec)
 
 
-def _manual_sharding_unsupported(name):
-  raise NotImplementedError(f'torch_xla.distributed.spmd.{name}: manual sharding is not supported yet '
-                            '(the core has no full-to-shard and shard-to-full conversions); shard with '
-                            'mark_sharding and let XLA partition the graph')
+def _mark_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor]) -> XLAShardedTensor:
+  """Marks the pending value `t` manually sharded ({manual}): from here on its shape is
+  each device's own piece, which XLA's partitioner leaves as written. Device data cannot
+  be marked (RuntimeError): a manual value lives between _spmd_full_to_shard_shape and
+  _spmd_shard_to_full_shape inside one graph."""
+  name = '_mark_manual_sharding'
+  _require_spmd(name)
+  _xlac()._mark_manual_sharding(_xla_tensor(t, name))
+  return wrap_as_sharded_tensor(t)
 
 
 def enable_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor], partition_spec: PartitionSpec, *,
                            mesh: Optional[Mesh] = None) -> XLAShardedTensor:
-  """torch_xla's switch of a tensor to per-device (manual) shapes: not supported yet,
-  raises NotImplementedError."""
-  _manual_sharding_unsupported('enable_manual_sharding')
+  """Shards `t` by `partition_spec` over `mesh` (the global mesh when None) and returns
+  each device's shard as a manually sharded tensor: its shape is the shard's, and the
+  ops on it run per device as written (no partitioning, no collectives inserted), until
+  disable_manual_sharding turns the pieces back into a global tensor, in the same graph.
+
+  >>> xx = enable_manual_sharding(x, (0, 1), mesh=mesh)   # x: 8x8, mesh (1, 4): xx 8x2
+  >>> y = disable_manual_sharding(xx * 2, (0, 1), x.shape, mesh=mesh)
+  """
+  name = 'enable_manual_sharding'
+  _require_spmd(name)
+  mesh = _resolve_mesh(mesh, name)
+  partition_spec = tuple(partition_spec)
+  t = mark_sharding(unwrap_sharded_tensor(t), mesh, partition_spec)
+  shard = _xlac()._spmd_full_to_shard_shape(unwrap_sharded_tensor(t))
+  return wrap_as_sharded_tensor(shard, mesh_shape=mesh.mesh_shape, partition_spec=partition_spec)
 
 
 def disable_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor], partition_spec: PartitionSpec,
                             full_shape: torch.Size, *, mesh: Optional[Mesh] = None) -> XLAShardedTensor:
-  """torch_xla's switch of a manual tensor back to the global shape: not supported
-  yet, raises NotImplementedError."""
-  _manual_sharding_unsupported('disable_manual_sharding')
+  """The per-device pieces of the manually sharded value `t` put together as the global
+  tensor of `full_shape`, sharded by `partition_spec` over `mesh` (the global mesh when
+  None). Each piece must have the shard shape of that sharding (RuntimeError naming the
+  shapes otherwise)."""
+  name = 'disable_manual_sharding'
+  _require_spmd(name)
+  mesh = _resolve_mesh(mesh, name)
+  partition_spec = tuple(partition_spec)
+  tensor = _xla_tensor(t, name)
+  full_shape = tuple(int(d) for d in full_shape)
+  text = mesh.get_op_sharding(partition_spec, tensor_rank=len(full_shape))
+  # A value computed from the pieces is marked here; one already manual (the pieces
+  # themselves, or synced pieces held as data) goes as it is.
+  if _xlac()._get_xla_sharding_spec(tensor) != '{manual}':
+    _xlac()._mark_manual_sharding(tensor)
+  full = _xlac()._spmd_shard_to_full_shape(tensor, text, full_shape, tensor.dtype)
+  return wrap_as_sharded_tensor(full, mesh_shape=mesh.mesh_shape, partition_spec=partition_spec)
 
 
 @dataclasses.dataclass
@@ -199,7 +245,14 @@ class ShardingSpec:
     return len(t.shape) == len(self.partition_spec)
 
   def apply(self, t: torch.Tensor):
-    """Shards `t` in place (mark_sharding)."""
+    """Shards `t` in place (mark_sharding). With `minibatch`, `t` is this host's part of
+    the batch, which its devices split evenly (RuntimeError otherwise)."""
+    if self.minibatch:
+      devices = xr.addressable_runtime_device_count()
+      if t.dim() == 0 or t.shape[0] % devices != 0:
+        raise RuntimeError('When minibatch is configured, the per-host batch size must be divisible by local '
+                           f'runtime device count. Per host input data shape = {tuple(t.shape)}, local device '
+                           f'count = {devices}')
     mark_sharding(t, self.mesh, self.partition_spec)
 
 

@@ -180,3 +180,32 @@ def indices_shape(indices: Indices, global_shape: Sequence[int]) -> Tuple[int, .
   if indices is Ellipsis:
     return tuple(global_shape)
   return tuple(s.stop - s.start for s in indices)
+
+
+def op_sharding_text(tile_assignment, group_assignment, replication_groups, sharding_type: int) -> str:
+  """The sharding text of torch_xla's OpSharding arguments: the tile assignment (nested
+  lists of device ids, one level per tiled dimension) of a TILED sharding; for PARTIAL,
+  the group of each tile (nested lists) and the devices of each group
+  (replication_groups); nothing more for REPLICATED, MAXIMAL (taken as replicated, as
+  torch_xla does) and MANUAL."""
+  kind = ShardingType(sharding_type)
+  if kind in (ShardingType.REPLICATED, ShardingType.MAXIMAL):
+    return '{replicated}'
+  if kind == ShardingType.MANUAL:
+    return '{manual}'
+  if kind == ShardingType.TILED:
+    tiles = np.asarray(tile_assignment, dtype=np.int64)
+    if tiles.ndim == 0 or tiles.size == 0:
+      raise ValueError(f'OpSharding: a TILED sharding needs a tile assignment, got {tile_assignment!r}')
+    return '{devices=[' + ','.join(str(d) for d in tiles.shape) + ']' + ','.join(str(int(d)) for d in tiles.flatten()) + '}'
+  if kind == ShardingType.PARTIAL:
+    groups = np.asarray(group_assignment, dtype=np.int64)
+    members = [list(g) for g in replication_groups]
+    if not members or groups.size != len(members) or len({len(m) for m in members}) != 1:
+      raise ValueError(f'OpSharding: a PARTIAL sharding needs one replication group (all of one size) per '
+                       f'tile, got {groups.size} tiles and groups {members}')
+    devices = np.asarray([members[int(g)] for g in groups.flatten()], dtype=np.int64)
+    dims = list(groups.shape) + [len(members[0])]
+    return ('{devices=[' + ','.join(str(d) for d in dims) + ']' + ','.join(str(int(d)) for d in devices.flatten()) +
+            ' last_tile_dim_replicate}')
+  raise ValueError(f'OpSharding: sharding type {kind.name} is not supported')

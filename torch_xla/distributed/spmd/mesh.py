@@ -15,6 +15,11 @@ import torch_xla.runtime as xr
 from . import sharding as _sharding
 
 
+class MeshError(ValueError, AssertionError):
+  """A mesh that does not fit its devices or the run. A ValueError; also an
+  AssertionError, the kind torch_xla raises for these checks."""
+
+
 class Mesh:
   """The logical device mesh: `device_ids` (every device of the run, by global id),
   laid out row-major in an array of `mesh_shape`, its axes named by `axis_names`.
@@ -29,17 +34,26 @@ class Mesh:
                axis_names: Optional[Sequence[str]] = None):
     device_ids = np.asarray(device_ids)
     mesh_shape = tuple(int(n) for n in mesh_shape)
-    devices = xr.global_runtime_device_count()
-    if len(device_ids) != devices:
-      raise ValueError(f'Mesh: {len(device_ids)} device ids for the {devices} devices of the run')
-    if int(np.prod(mesh_shape)) != len(device_ids):
-      raise ValueError(f'Mesh: {len(device_ids)} device ids do not fill a mesh of shape {mesh_shape}')
-    if len(np.unique(device_ids)) != len(device_ids) or not all(0 <= d < devices for d in device_ids):
-      raise ValueError(f'Mesh: device ids must be distinct, from 0 to {devices - 1}, got {device_ids.tolist()}')
+    size = int(np.prod(mesh_shape))
     if axis_names is not None:
       axis_names = tuple(axis_names)
-      if len(axis_names) != len(mesh_shape) or len(set(axis_names)) != len(axis_names):
-        raise ValueError(f'Mesh: axis names {axis_names} must be distinct, one per dimension of {mesh_shape}')
+      if len(axis_names) != len(mesh_shape):
+        raise MeshError(f'Mesh: Number of axis names ({len(axis_names)}: {axis_names}) must match mesh '
+                        f'dimensions ({len(mesh_shape)}: {mesh_shape})')
+      if len(set(axis_names)) != len(axis_names):
+        raise MeshError(f'Mesh: Axis names must be unique, got {axis_names}')
+    if len(device_ids) != size:
+      raise MeshError(f'Mesh: Number of device IDs ({len(device_ids)}) must match mesh size ({size}, the '
+                      f'product of the mesh shape {mesh_shape})')
+    if len(np.unique(device_ids)) != len(device_ids):
+      raise MeshError(f'Mesh: Device IDs must be unique, got {device_ids.tolist()}')
+    if not all(0 <= d < size for d in device_ids.flatten()):
+      raise MeshError(f'Mesh: Device IDs must be less than mesh size ({size}) and not negative, got '
+                      f'{device_ids.tolist()}')
+    devices = xr.global_runtime_device_count()
+    if len(device_ids) != devices:
+      raise MeshError(f'Mesh: Number of device IDs ({len(device_ids)}) must match the global number of '
+                      f'devices ({devices}): SPMD runs one program over all of them')
     self.device_ids = device_ids
     self.mesh_shape = mesh_shape
     self.axis_names = axis_names

@@ -22,24 +22,33 @@ from . import hlo_sharding
 class XLAShard:
   """One device's piece of a sharded tensor, copied to the CPU.
 
-  data: the piece, without padding (a short or empty last tile stays short or empty).
-  indices: the piece's place in the global tensor, a tuple of slices (one per
-    dimension), or Ellipsis when the device holds the whole tensor (replicated).
+  data: the piece, padded with zeros to the shard shape (the tiles' common shape, as
+    the device holds it): a short or empty last tile is padded at its end.
+  indices: the piece's place in the global tensor, a list of slices (one per
+    dimension, step 1; without the padding), or Ellipsis when the device holds the whole
+    tensor (replicated) or its own piece of a manually sharded one.
   shard_device: the device it came from, by the runtime's name ('CPU:0', 'CUDA:1').
   replica_id: the device's index among the devices holding the same piece (0 for a
     tiled tensor, the device's ordinal for a replicated one).
   """
   data: torch.Tensor
-  indices: Union[type(Ellipsis), Tuple[slice, ...]]
+  indices: Union[type(Ellipsis), List[slice]]
   shard_device: str
   replica_id: int
 
   @property
   def unpadded_data(self) -> torch.Tensor:
-    """The piece without padding: `data` itself here (torch_xla's shards are padded)."""
+    """The piece without its padding."""
     if self.indices is Ellipsis:
       return self.data
     return self.data[tuple(slice(0, s.stop - s.start) for s in self.indices)]
+
+  @unpadded_data.setter
+  def unpadded_data(self, t: torch.Tensor):
+    if self.indices is Ellipsis:
+      self.data[...] = t
+    else:
+      self.data[tuple(slice(0, s.stop - s.start) for s in self.indices)] = t
 
 
 @contextlib.contextmanager
@@ -78,7 +87,8 @@ def check_shards_to_load(text: str, global_shape: Sequence[int], dtype: torch.dt
                          datas: Sequence[torch.Tensor], ordinals: Sequence[int]):
   """Raises RuntimeError unless `datas` (on devices `ordinals`) are exactly the pieces
   that the sharding `text` gives a tensor of `global_shape`: one per device of the
-  tiling, each of its tile's shape and the tensor's dtype."""
+  tiling, each of its tile's shape (or the padded shard shape) and the tensor's dtype.
+  Returns the pieces without padding."""
   kind = hlo_sharding.sharding_type_from_text(text)
   if kind not in (hlo_sharding.ShardingType.TILED, hlo_sharding.ShardingType.PARTIAL):
     name = 'no sharding' if kind is None else kind.name
@@ -90,16 +100,20 @@ def check_shards_to_load(text: str, global_shape: Sequence[int], dtype: torch.dt
     raise RuntimeError(f'load_local_shards_: shards for devices {list(ordinals)}; the sharding '
                        f'{text} needs one for each of the devices {expected}')
   placements = hlo_sharding.shard_replica_and_indices(text, global_shape, ordinals)
+  padded = hlo_sharding.shard_shape(text, global_shape)
+  unpadded = []
   for data, ordinal, (_, indices) in zip(datas, ordinals, placements):
     shape = hlo_sharding.indices_shape(indices, global_shape)
-    if tuple(data.shape) != shape:
+    if tuple(data.shape) not in (shape, padded):
       tile = '[' + ', '.join(f'{i.start}:{i.stop}' for i in indices) + ']'
       raise RuntimeError(f'load_local_shards_: the shard for device {ordinal} has shape '
                          f'{tuple(data.shape)}; its tile {tile} of the tensor of shape '
-                         f'{tuple(global_shape)} has shape {shape}')
+                         f'{tuple(global_shape)} has shape {shape} ({padded} padded)')
     if data.dtype != dtype:
       raise RuntimeError(f'load_local_shards_: the shard for device {ordinal} is {data.dtype}; '
                          f'the tensor is {dtype}')
+    unpadded.append(data[tuple(slice(0, n) for n in shape)])
+  return unpadded
 
 
 class XLAShardedTensor(torch.Tensor):
@@ -146,13 +160,24 @@ class XLAShardedTensor(torch.Tensor):
     later writes to the tensor do not change it)."""
     pieces = _xlac()._xla_local_shards(self.global_tensor)
     ordinals = [int(ordinal) for _, ordinal in pieces]
-    placements = hlo_sharding.shard_replica_and_indices(self.sharding_spec, tuple(self.global_tensor.shape),
-                                                        ordinals)
+    text = self.sharding_spec
     kind = xr.device_type() or 'XLA'
-    return [
-        XLAShard(data, indices, f'{kind}:{ordinal}', replica)
-        for (data, ordinal), (replica, indices) in zip(pieces, placements)
-    ]
+    if hlo_sharding.sharding_type_from_text(text) == hlo_sharding.ShardingType.MANUAL:
+      # Each device's own piece; there is no global tensor to place it in.
+      return [XLAShard(data, Ellipsis, f'{kind}:{ordinal}', 0) for data, ordinal in pieces]
+    global_shape = tuple(self.global_tensor.shape)
+    placements = hlo_sharding.shard_replica_and_indices(text, global_shape, ordinals)
+    padded = hlo_sharding.shard_shape(text, global_shape)
+    shards = []
+    for (data, ordinal), (replica, indices) in zip(pieces, placements):
+      if indices is not Ellipsis:
+        indices = [slice(i.start, i.stop, 1) for i in indices]
+        if tuple(data.shape) != padded:
+          whole = data.new_zeros(padded)
+          whole[tuple(slice(0, n) for n in data.shape)] = data
+          data = whole
+      shards.append(XLAShard(data, indices, f'{kind}:{ordinal}', replica))
+    return shards
 
   def load_local_shards_(self, shards: List[XLAShard]):
     """Replaces the tensor's device data by `shards` (as local_shards gives them, with
@@ -160,8 +185,8 @@ class XLAShardedTensor(torch.Tensor):
     its devices with pieces of the tiles' shapes."""
     datas = [s.data for s in shards]
     ordinals = [device_ordinal(s.shard_device) for s in shards]
-    check_shards_to_load(self.sharding_spec, tuple(self.global_tensor.shape), self.global_tensor.dtype, datas,
-                         ordinals)
+    datas = check_shards_to_load(self.sharding_spec, tuple(self.global_tensor.shape), self.global_tensor.dtype,
+                                 datas, ordinals)
     _xlac()._xla_load_local_shards(self.global_tensor, [d.contiguous() for d in datas], ordinals)
 
   def __repr__(self):
