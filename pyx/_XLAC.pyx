@@ -331,6 +331,14 @@ def _get_xla_tensor_dimension_size(tensor, int dim):
     import torch
     return torch.tensor(tensor.size(dim), dtype=torch.int32, device=tensor.device)
 
+def _replace_xla_tensor(tensor, source):
+    """Makes `tensor` hold `source`'s value (and shape): the two share one device value
+    from then on, as Tensor.set_ makes them; the value `tensor` had is released."""
+    if tensor.device.type != 'xla' or source.device.type != 'xla':
+        raise RuntimeError(f'_replace_xla_tensor: expected two XLA tensors, got tensors on {tensor.device} '
+                           f'and {source.device}')
+    return tensor.set_(source)
+
 def _xla_tensors_from_aten(tensors, devices):
     """The tensors moved to the devices ('xla:N'), one device per tensor."""
     return [t.to(d) for t, d in zip(tensors, devices)]
@@ -362,9 +370,16 @@ def _xla_set_enable_alias_with_buffer_donor_config(cbool enabled):
 def _xla_get_enable_alias_with_buffer_donor_config():
     return GetAliasWithBufferDonorConfig()
 
+_lazy_backend_initialized = False
+
 def _init_xla_lazy_backend():
-    """The backend registers its kernels when torch_xla is imported: nothing is left
-    to start here."""
+    """The backend registers its kernels when torch_xla is imported; the first call here
+    records it in the RegisterXLAFunctions counter, as torch_xla's initialization does,
+    and later calls do nothing."""
+    global _lazy_backend_initialized
+    if not _lazy_backend_initialized:
+        _lazy_backend_initialized = True
+        GetCounter(b'RegisterXLAFunctions').Add(1)
 
 def _get_git_revs():
     """The releases this build is: torch_xla's version and torch's git revision."""

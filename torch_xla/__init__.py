@@ -134,7 +134,7 @@ def sync(wait=False, reset_scope=True):
   closures = xla_model._step_closures()
   closures.wait_async()
   try:
-    _XLAC._xla_sync(xla_model._sync_devices(), wait)
+    xla_model._xlac()._xla_sync(xla_model._sync_devices(), wait)
   except RuntimeError as e:
     explained = _processes.explain(e)
     if explained is e:

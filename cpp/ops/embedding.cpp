@@ -1,6 +1,8 @@
 // embedding_dense_backward: the gradient rows scatter-added at their indices (XLA drops
-// out-of-range indices; padding_idx rows get none).
+// out-of-range indices; padding_idx rows get none). embedding_bag's backward with
+// sparse=True gives the dense gradient.
 #include <ATen/ATen.h>
+#include <torch/library.h>
 
 #include "XLANativeFunctions.h"
 #include "ir/builder_indexing.h"
@@ -57,5 +59,29 @@ at::Tensor XLANativeFunctions::embedding_dense_backward(const at::Tensor& grad_o
     return AtenFromIr(ir::Scatter(ScatterKind::kAdd, zeros, idx2, grad, {1}, {0}, {0}, 1), g->device());
   });
 }
+
+// embedding_bag's backward. With sparse=True the gradient is the dense one (as torch_xla
+// gives it): XLA tensors are dense, and the CPU kernel's sparse COO result cannot move to
+// the device. The bag of each index (offset2bag), which the forward leaves empty in sum
+// mode, is computed here without in-place updates (this kernel runs below
+// functionalization, where an update of a view would be lost); the rest is the dense
+// backward (its CPU kernel).
+at::Tensor EmbeddingBagBackward(const at::Tensor& grad, const at::Tensor& indices, const at::Tensor& offsets,
+                                const at::Tensor& offset2bag, const at::Tensor& bag_size,
+                                const at::Tensor& maximum_indices, c10::SymInt num_weights, bool scale_grad_by_freq,
+                                int64_t mode, bool /*sparse*/, const std::optional<at::Tensor>& per_sample_weights,
+                                int64_t padding_idx) {
+  at::Tensor bags = offset2bag;
+  if (indices.numel() != 0 && offset2bag.numel() == 0) {
+    // The bag of index i: how many bags start at or before i, less one.
+    at::Tensor positions = at::arange(indices.numel(), offsets.options());
+    bags = at::ge(positions.unsqueeze(1), offsets.unsqueeze(0)).sum(1, false, offsets.scalar_type()) - 1;
+  }
+  return at::_embedding_bag_dense_backward_symint(grad, indices, bags, bag_size, maximum_indices,
+                                                  std::move(num_weights), scale_grad_by_freq, mode,
+                                                  per_sample_weights, padding_idx);
+}
+
+TORCH_LIBRARY_IMPL(aten, XLA, m) { m.impl("_embedding_bag_backward", TORCH_FN(EmbeddingBagBackward)); }
 
 }  // namespace torch_xla

@@ -407,3 +407,22 @@ def test_a_tensor_built_on_the_device_is_wrapped_like_any_other():
   torch._amp_foreach_non_finite_check_and_unscale_([a, b], found, torch.tensor(0.5, device=DEV))
   a.add_(b)
   assert a.cpu().tolist() == [1.0, 1.5] and found.item() == 0.0
+
+
+def test_replace_xla_tensor_makes_the_tensors_share_one_value():
+  t1 = torch.zeros(50, device=DEV) + 1
+  t2 = torch.arange(10.0, device=DEV)
+  torch_xla._XLAC._replace_xla_tensor(t1, t2)
+  assert t1.shape == (10,) and torch.equal(t1.cpu(), torch.arange(10.0))
+  t1.mul_(2)  # one value: an update through either is seen by both
+  assert torch.equal(t2.cpu(), torch.arange(10.0) * 2)
+  with pytest.raises(RuntimeError, match='expected two XLA tensors'):
+    torch_xla._XLAC._replace_xla_tensor(t1, torch.ones(3))
+
+
+def test_init_xla_lazy_backend_counts_its_registration_once():
+  met.clear_all()
+  torch_xla._XLAC._init_xla_lazy_backend()
+  torch_xla._XLAC._init_xla_lazy_backend()
+  # Counted by the first call in the process (no other test calls it).
+  assert met.counter_value('RegisterXLAFunctions') == 1

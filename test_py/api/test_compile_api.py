@@ -149,6 +149,19 @@ def test_step_trains_as_one_graph():
   torch.testing.assert_close(dev.weight.cpu(), cpu.weight, rtol=1e-5, atol=1e-6)
 
 
+def test_step_runs_its_graph_when_the_block_raises():
+  xm.mark_step()
+  met.clear_all()
+  with pytest.raises(ValueError, match='in the step'):
+    with torch_xla.step():
+      t = torch.ones(3, device=DEV) * 4
+      raise ValueError('in the step')
+  # One sync before the block, one after it, as torch_xla runs them; the value is computed.
+  assert met.counter_value('MarkStep') == 2
+  assert executions() == 1
+  assert torch.equal(t.cpu(), torch.full((3,), 4.0))
+
+
 def test_manual_seed_repeats_random_numbers():
   torch_xla.manual_seed(7)
   a = torch.rand(5, device=DEV).cpu()

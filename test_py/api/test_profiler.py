@@ -305,3 +305,26 @@ def test_server_of_another_process(tmp_path):
   assert all(any(_inside(f, s) for s in steps) for f in _named(spans, 'remote_forward'))
   assert _named(spans, 'PjRtComputationClient::ExecuteComputation')
   assert {s['pid'] for s in spans} <= {1, 2}
+
+
+def test_a_sync_inside_an_annotation_raises_and_step_trace_syncs_at_its_end():
+  t = torch.ones(2, device=DEV) + 1
+  # torch_xla's rule: an annotation is a scope of the traced ops, which a sync would end
+  # midway; its count restarts after each sync.
+  torch_xla.sync()
+  with pytest.raises(RuntimeError, match=r'Expecting scope to be empty but it is outer\.1'):
+    with xp.Trace('outer'):
+      torch_xla.sync()
+
+  @xp.trace_me('decorated')
+  def step():
+    torch_xla.sync()
+
+  with pytest.raises(RuntimeError, match=r'Expecting scope to be empty but it is decorated\.2'):
+    step()
+  torch_xla.sync()  # no annotation open any more
+  with xp.StepTrace('train', step_num=0):
+    with xp.Trace('forward'):
+      u = t * 3
+  assert torch.equal(u.cpu(), torch.full((2,), 6.0))
+  torch_xla.sync(reset_scope=False)

@@ -59,3 +59,24 @@ COUNTER_CASES = {
     'embedding_dense_backward': (lambda: torch.ops.aten.embedding_dense_backward(_x(), _i(3), 5, -1, False),
                                  'embedding_dense_backward'),
 }
+
+
+@pytest.mark.parametrize('mode,sparse,weighted', [('sum', False, False), ('sum', True, False), ('sum', True, True),
+                                                  ('mean', False, False), ('mean', True, False),
+                                                  ('max', False, False)])
+def test_embedding_bag_backward_matches_eager(mode, sparse, weighted):
+  # The bags [0, 3), [3, 3) (empty), [3, 7). With sparse=True eager's gradient is a sparse
+  # COO tensor; XLA tensors are dense, so the device gives its dense form.
+  idx = torch.tensor([1, 1, 4, 3, 9, 1, 0])
+  offsets = torch.tensor([0, 3, 3])
+  weights = make((7,), torch.float32, seed=3) if weighted else None
+  w = make((10, 5), torch.float32, seed=1).requires_grad_()
+  g = make((3, 5), torch.float32, seed=2)
+  torch.nn.functional.embedding_bag(idx, w, offsets, mode=mode, sparse=sparse, per_sample_weights=weights).backward(g)
+  expected = w.grad.to_dense() if sparse else w.grad
+  w_x = w.detach().to(DEV).requires_grad_()
+  out = torch.nn.functional.embedding_bag(idx.to(DEV), w_x, offsets.to(DEV), mode=mode, sparse=sparse,
+                                          per_sample_weights=None if weights is None else weights.to(DEV))
+  out.backward(g.to(DEV))
+  assert not w_x.grad.is_sparse
+  assert_same(w_x.grad, expected)
