@@ -239,11 +239,11 @@ at::Tensor SpmdFullToShardShape(const at::Tensor& tensor) {
   constexpr const char* kOp = "_spmd_full_to_shard_shape";
   XlaTensorPtr x = SpmdTensor(tensor, kOp);
   std::shared_ptr<const runtime::Sharding> full = x->sharding();
-  TORCH_CHECK(full, kOp, ": the tensor ", DescribeTensor(tensor),
-              " has no sharding; mark it first (torch_xla.distributed.spmd.mark_sharding)");
   TORCH_CHECK(!IsManual(full) && !(x->is_pending() && DependsOnManual(x->pending_ir())), kOp, ": the tensor ",
               DescribeTensor(tensor), " is already manually sharded or computed from a manually sharded value (its "
               "shape is each device's piece)");
+  TORCH_CHECK(full, kOp, ": the tensor ", DescribeTensor(tensor),
+              " has no sharding; mark it first (torch_xla.distributed.spmd.mark_sharding)");
   full->Check(x->shape().dims.size(), runtime::Client::Get().device_count(), kOp);
   manual_in_use.store(true, std::memory_order_relaxed);
   ir::Shape shard(x->shape().type, full->ShardDims(x->shape().dims));

@@ -51,7 +51,10 @@ std::vector<Ssa> LowerShardToFull(LoweringContext& ctx, const Node& node, const 
   const std::string full = runtime::Sharding::Decode(node.attrs().ints).ToString();
   Ssa annotated =
       ctx.Emit("stablehlo.custom_call", operands, node.operand(0).shape(), ShardingAttr("Sharding", "{manual}"));
-  return {ctx.Emit("stablehlo.custom_call", {annotated}, node.shape(), ShardingAttr("SPMDShardToFullShape", full))};
+  Ssa whole = ctx.Emit("stablehlo.custom_call", {annotated}, node.shape(), ShardingAttr("SPMDShardToFullShape", full));
+  // Pinned by a constraint of the same layout: left to propagation (a result without a
+  // layout of its own), XLA's partitioner aborts the process on the custom call.
+  return {ctx.Emit("stablehlo.custom_call", {whole}, node.shape(), ShardingAttr("Sharding", full))};
 }
 LoweringRule shard_to_full_rule("xla::spmd_shard_to_full_shape", LowerShardToFull);
 

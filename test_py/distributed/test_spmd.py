@@ -225,6 +225,77 @@ def test_errors_in_spmd_mode(results, case, kind, words):
   assert r['spec_after_errors'] == ''
 
 
+def test_manual_sharding_round_trip_computes_each_block_as_eager(results):
+  r = scenario(results, 'manual_round_trip')
+  # Each device holds its 4x4 block of the 8x8 tensor, as a manual value.
+  assert r['piece'] == dict(shape=[4, 4], spec='{manual}', type='MANUAL', wrapped='XLAShardedTensor')
+  assert r['shape'] == [8, 8]
+  same_sharding(r['spec'], '{devices=[2,2]0,1,2,3}')
+  close(r['out'], r['eager'])
+
+
+def test_manual_sharding_of_uneven_and_replicated_tensors(results):
+  r = scenario(results, 'manual_uneven_and_replicated')
+  assert r['uneven_piece'] == [2, 3] and r['replicated_piece'] == [5, 3] and r['xlac_piece'] == [2, 3]
+  close(r['uneven'], r['uneven_eager'])
+  close(r['replicated'], r['replicated_eager'])
+  close(r['xlac'], r['xlac_eager'])
+  same_sharding(r['xlac_spec'], '{devices=[4,1]0,1,2,3}')
+
+
+def test_manual_values_alive_at_a_sync_stay_pieces(results):
+  r = scenario(results, 'manual_values_synced')
+  assert r['spec'] == '{manual}'
+  x = torch.arange(16, dtype=torch.float32).reshape(4, 4) * 2
+  # Columns over 4 devices: device d's piece is column d, doubled.
+  assert [p['device'] for p in r['pieces']] == [f'CPU:{d}' for d in range(4)]
+  for d, p in enumerate(r['pieces']):
+    assert p['indices'] == 'Ellipsis'
+    close(p['data'], x[:, d:d + 1].tolist())
+  assert r['read'][0] == 'RuntimeError' and 'manually sharded' in r['read'][1] and '[4,1]' in r['read'][1]
+  close(r['full'], r['eager'])
+  close(r['from_data'], r['from_data_eager'])
+
+
+@pytest.mark.parametrize('case, kind, words', [
+    ('unsharded', 'RuntimeError', ['_spmd_full_to_shard_shape', 'Float[8, 8]', 'no sharding']),
+    ('already_manual', 'RuntimeError', ['_spmd_full_to_shard_shape', 'Float[4, 4]', 'manually sharded']),
+    ('computed_from_manual', 'RuntimeError', ['_spmd_full_to_shard_shape', 'computed from a manually sharded']),
+    ('not_manual', 'RuntimeError', ['_spmd_shard_to_full_shape', 'Float[8, 8]', 'not manually sharded']),
+    ('wrong_full_shape', 'RuntimeError', ['_spmd_shard_to_full_shape', '(16, 8)', '(8, 4)', '(4, 4)']),
+    ('wrong_dtype', 'RuntimeError', ['_spmd_shard_to_full_shape', 'Double', 'Float[4, 4]']),
+    ('manual_full_sharding', 'RuntimeError', ['_spmd_shard_to_full_shape', 'tiled or replicated']),
+    ('spec_rank', 'ValueError', ['2 entries', 'rank 3']),
+    ('mark_data_manual', 'RuntimeError', ['_mark_manual_sharding', 'Float[8, 8]', 'device data']),
+    ('tile_a_manual_value', 'RuntimeError', ['mark_sharding', 'Float[4, 4]', 'disable_manual_sharding']),
+    ('from_shards_count', 'RuntimeError', ['_global_tensor_from_cpu_shards', 'one shard per device (4)', 'got 3']),
+    ('from_shards_shape', 'RuntimeError', ['_global_tensor_from_cpu_shards', '(5, 4)', '(3, 2)', '(2, 2)']),
+    ('from_shards_rank', 'RuntimeError', ['_global_tensor_from_cpu_shards', '(4,)', 'rank 1']),
+    ('retile_data', 'RuntimeError', ['mark_sharding', 'already sharded', 'clear_sharding']),
+])
+def test_manual_sharding_errors(results, case, kind, words):
+  r = scenario(results, 'manual_errors')
+  assert r[case] is not None, f'{case}: nothing raised'
+  assert r[case][0] == kind, r[case]
+  for word in words:
+    assert word in r[case][1], (word, r[case])
+  # The process lived on (no XLA abort), and the refused calls changed nothing.
+  close(r['after'], (torch.ones(8, 8) * 3).tolist())
+  same_sharding(r['sharded_spec'], '{devices=[2,2]0,1,2,3}')
+  assert r['plain_spec'] == ''
+
+
+def test_global_tensor_from_cpu_shards(results):
+  r = scenario(results, 'global_tensor_from_cpu_shards')
+  full = torch.arange(16).reshape(4, 4)
+  assert r['tiled'] == full.tolist() and r['dtype'] == 'torch.int64' and r['sum'] == 120
+  same_sharding(r['tiled_spec'], '{devices=[2,2]0,1,2,3}')
+  assert r['trimmed'] == full[:3].tolist()
+  assert r['replicated'] == full.tolist()
+  assert r['partial'] == full.tolist()
+  same_sharding(r['partial_spec'], '{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}')
+
+
 def test_xla_use_spmd_at_import_turns_spmd_on_without_starting_the_runtime():
   code = ('import torch_xla, torch_xla.runtime as xr; from testing.process_testing import report; '
           'report(started=torch_xla._XLAC._xla_runtime_is_initialized(), spmd=xr.is_spmd())')

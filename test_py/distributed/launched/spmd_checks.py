@@ -298,6 +298,120 @@ def errors():
       spec_after_errors=spec_of(x))
 
 
+def blockwise(x, rows, cols, fn):
+  """Eager: `fn` applied to each block of `x` (blocks of rows x cols, as a 2-D tiling
+  cuts it), the results put back in place."""
+  out = torch.empty_like(x)
+  for i in range(0, x.shape[0], rows):
+    for j in range(0, x.shape[1], cols):
+      out[i:i + rows, j:j + cols] = fn(x[i:i + rows, j:j + cols])
+  return out
+
+
+@scenario
+def manual_round_trip():
+  # A 2x2 tiling of 8x8: each device computes on its own 4x4 block, with a reduction
+  # that stays inside the block (per device, as manual sharding means).
+  mesh = mesh_2x2()
+  x = torch.randn(8, 8)
+  per_block = lambda b: b.sin() * 2 + b.sum(1, keepdim=True)
+  xx = xs.enable_manual_sharding(x.to('xla'), ('x', 'y'), mesh=mesh)
+  piece = dict(shape=list(xx.shape), spec=xx.sharding_spec, type=xx.sharding_type.name,
+               wrapped=type(xx).__name__)
+  full = xs.disable_manual_sharding(per_block(xx), ('x', 'y'), x.shape, mesh=mesh)
+  return dict(piece=piece, shape=list(full.shape), spec=full.sharding_spec, out=values(full),
+              eager=values(blockwise(x, 4, 4, per_block)))
+
+
+@scenario
+def manual_uneven_and_replicated():
+  # 5 rows over 4 devices: pieces of 2 rows (the last ones padding); the padding is
+  # dropped on the way back. A replicated tensor's piece is the whole tensor.
+  mesh = xs.get_1d_mesh('d')
+  x = torch.randn(5, 3)
+  xx = xs.enable_manual_sharding(x.to('xla'), ('d', None), mesh=mesh)
+  uneven = xs.disable_manual_sharding(xx * 2 + 1, ('d', None), (5, 3), mesh=mesh)
+  xr_ = xs.enable_manual_sharding(x.to('xla'), (None, None), mesh=mesh)
+  replicated = xs.disable_manual_sharding(xr_.exp(), (None, None), (5, 3), mesh=mesh)
+  # The _XLAC entry points underneath, given the global mesh.
+  xs.set_global_mesh(mesh)
+  t = xs.mark_sharding(x.to('xla'), None, ('d', None)).global_tensor
+  piece = torch_xla._XLAC._spmd_full_to_shard_shape(t)
+  piece = xs._mark_manual_sharding(piece - 1).global_tensor
+  back = torch_xla._XLAC._spmd_shard_to_full_shape(piece, mesh.get_op_sharding(('d', None)), x.shape, x.dtype)
+  return dict(uneven_piece=list(xx.shape), uneven=values(uneven), uneven_eager=values(x * 2 + 1),
+              replicated_piece=list(xr_.shape), replicated=values(replicated), replicated_eager=values(x.exp()),
+              xlac_piece=list(piece.shape), xlac=values(back), xlac_eager=values(x - 1), xlac_spec=spec_of(back))
+
+
+@scenario
+def manual_values_synced():
+  # A step that ends with manual values alive: they come back as each device's piece
+  # (XLA would end the process on an unannotated manual result), the pieces are readable
+  # one by one, the whole is not, and they go back to a global tensor in a later graph.
+  mesh = xs.get_1d_mesh('d')
+  x = torch.arange(16, dtype=torch.float32).reshape(4, 4)
+  xx = xs.enable_manual_sharding(x.to('xla'), (None, 'd'), mesh=mesh)
+  doubled = xs.unwrap_sharded_tensor(xx) * 2
+  torch_xla.sync()
+  pieces = [dict(device=s.shard_device, data=values(s.data), indices=str(s.indices))
+            for s in xs.wrap_if_sharded(doubled).local_shards]
+  read = error_of(lambda: doubled.cpu())
+  full = xs.disable_manual_sharding(doubled + 1, (None, 'd'), (4, 4), mesh=mesh)
+  from_data = xs.disable_manual_sharding(doubled, (None, 'd'), (4, 4), mesh=mesh)
+  return dict(spec=spec_of(doubled), pieces=pieces, read=read, full=values(full), eager=values(x * 2 + 1),
+              from_data=values(from_data), from_data_eager=values(x * 2))
+
+
+@scenario
+def manual_errors():
+  mesh = mesh_2x2()
+  plain = torch.ones(8, 8).to('xla')  # data
+  sharded = xs.mark_sharding(torch.ones(8, 8).to('xla'), mesh, ('x', 'y')).global_tensor  # data
+  piece = xs.unwrap_sharded_tensor(xs.enable_manual_sharding(torch.ones(8, 8, device='xla'), ('x', 'y'), mesh=mesh))
+  computed = piece * 3
+  text = mesh.get_op_sharding(('x', 'y'))
+  f2s, s2f = torch_xla._XLAC._spmd_full_to_shard_shape, torch_xla._XLAC._spmd_shard_to_full_shape
+  out = dict(
+      unsharded=error_of(lambda: f2s(plain)),
+      already_manual=error_of(lambda: f2s(piece)),
+      computed_from_manual=error_of(lambda: f2s(computed)),
+      not_manual=error_of(lambda: s2f(sharded, text, (8, 8), torch.float32)),
+      wrong_full_shape=error_of(lambda: xs.disable_manual_sharding(piece, ('x', 'y'), (16, 8), mesh=mesh)),
+      wrong_dtype=error_of(lambda: s2f(piece, text, (8, 8), torch.float64)),
+      manual_full_sharding=error_of(lambda: s2f(piece, '{manual}', (4, 4), torch.float32)),
+      spec_rank=error_of(lambda: xs.disable_manual_sharding(piece, ('x', 'y'), (8, 8, 1), mesh=mesh)),
+      mark_data_manual=error_of(lambda: xs._mark_manual_sharding(plain)),
+      tile_a_manual_value=error_of(lambda: xs.mark_sharding(computed, mesh, ('x', 'y'))),
+      from_shards_count=error_of(lambda: torch_xla._XLAC._global_tensor_from_cpu_shards([torch.zeros(2)] * 3, text)),
+      from_shards_shape=error_of(
+          lambda: torch_xla._XLAC._global_tensor_from_cpu_shards([torch.zeros(2, 2)] * 4, text, (5, 4))),
+      from_shards_rank=error_of(
+          lambda: torch_xla._XLAC._global_tensor_from_cpu_shards([torch.zeros(2, 2)] * 4, text, (4,))),
+      retile_data=error_of(lambda: xs.mark_sharding(sharded, mesh, ('y', 'x'))),
+  )
+  # The process lives on, and the refused calls changed nothing.
+  full = xs.disable_manual_sharding(computed, ('x', 'y'), (8, 8), mesh=mesh)
+  out.update(after=values(full), sharded_spec=spec_of(sharded), plain_spec=spec_of(plain))
+  return out
+
+
+@scenario
+def global_tensor_from_cpu_shards():
+  mesh = mesh_2x2()
+  from_shards = torch_xla._XLAC._global_tensor_from_cpu_shards
+  full = torch.arange(16).reshape(4, 4)
+  # Device d holds tile (d // 2, d % 2) of a 2x2 tiling.
+  tiles = [full[r:r + 2, c:c + 2] for r in (0, 2) for c in (0, 2)]
+  tiled = from_shards(tiles, mesh.get_op_sharding(('x', 'y')))
+  trimmed = from_shards(tiles, mesh.get_op_sharding(('x', 'y')), (3, 4))  # the last row is padding
+  replicated = from_shards([full] * 4, mesh.get_op_sharding((None, None)))
+  partial = from_shards([full[:, :2], full[:, 2:]] * 2, mesh.get_op_sharding((None, 'y')))
+  return dict(tiled=values(tiled), tiled_spec=spec_of(tiled), trimmed=values(trimmed),
+              replicated=values(replicated), partial=values(partial), partial_spec=spec_of(partial),
+              sum=values(tiled.sum()), dtype=str(tiled.dtype))
+
+
 def main():
   torch.manual_seed(0)
   xr.use_spmd()
