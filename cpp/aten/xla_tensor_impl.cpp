@@ -37,6 +37,7 @@ c10::intrusive_ptr<c10::TensorImpl> XlaTensorImpl::shallow_copy_and_detach(
     const c10::VariableVersion& version_counter, bool allow_tensor_metadata_change) const {
   auto impl = c10::make_intrusive<XlaTensorImpl>(tensor_);
   copy_tensor_metadata(this, impl.get(), version_counter, allow_tensor_metadata_change);
+  impl->set_storage_base(storage_base_, storage_strides_, storage_offset_in_base_);
   return impl;
 }
 
@@ -44,6 +45,7 @@ c10::intrusive_ptr<c10::TensorImpl> XlaTensorImpl::shallow_copy_and_detach(
     c10::VariableVersion&& version_counter, bool allow_tensor_metadata_change) const {
   auto impl = c10::make_intrusive<XlaTensorImpl>(tensor_);
   copy_tensor_metadata(this, impl.get(), std::move(version_counter), allow_tensor_metadata_change);
+  impl->set_storage_base(storage_base_, storage_strides_, storage_offset_in_base_);
   return impl;
 }
 
@@ -51,6 +53,7 @@ void XlaTensorImpl::shallow_copy_from(const c10::intrusive_ptr<c10::TensorImpl>&
   auto* other = dynamic_cast<XlaTensorImpl*>(impl.get());
   TORCH_CHECK(other, "shallow_copy_from: source is not an XLA tensor");
   copy_tensor_metadata(other, this, version_counter(), allow_tensor_metadata_change());
+  set_storage_base(other->storage_base_, other->storage_strides_, other->storage_offset_in_base_);
   set_tensor(other->tensor_);
 }
 

@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "XLANativeFunctions.h"
+#include "aten/xla_tensor_impl.h"
 #include "ir/builder_indexing.h"
 #include "ops/kernel_util.h"
 
@@ -24,6 +25,35 @@ using ir::Value;
 using runtime::ElementType;
 
 std::vector<int64_t> Vec(at::IntArrayRef a) { return std::vector<int64_t>(a.begin(), a.end()); }
+
+// Where `t` lies in the storage it shares as an eager view would
+// (XlaTensorImpl::storage_base): the tensor a chain of slices and as_strided views was
+// cut from (or `t` itself, contiguous), with t's strides and offset in its elements.
+struct StorageView {
+  const at::Tensor* base;
+  std::vector<int64_t> strides;
+  int64_t offset;
+};
+
+StorageView StorageOf(const at::Tensor& t) {
+  auto* impl = dynamic_cast<XlaTensorImpl*>(t.unsafeGetTensorImpl());
+  if (impl != nullptr && impl->storage_base().defined())
+    return {&impl->storage_base(), impl->storage_strides(), impl->storage_offset_in_base()};
+  std::vector<int64_t> strides(t.dim());
+  int64_t step = 1;
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    strides[d] = step;
+    step *= std::max<int64_t>(t.size(d), 1);
+  }
+  return {&t, std::move(strides), 0};
+}
+
+// Marks `view` as lying in `storage` with these strides and offset.
+at::Tensor InStorage(at::Tensor view, const StorageView& storage, std::vector<int64_t> strides, int64_t offset) {
+  if (auto* impl = dynamic_cast<XlaTensorImpl*>(view.unsafeGetTensorImpl()))
+    impl->set_storage_base(*storage.base, std::move(strides), offset);
+  return view;
+}
 
 // PyTorch's slice bounds: clamp start/end into [0, size] after wrapping negatives.
 void NormalizeSlice(int64_t size, std::optional<int64_t> start_opt, std::optional<int64_t> end_opt, int64_t* start,
@@ -143,7 +173,11 @@ at::Tensor XLANativeFunctions::slice_copy(const at::Tensor& self, int64_t dim, s
   int64_t d = WrapDim(dim, in.v.shape().rank(), "slice");
   int64_t s, e;
   NormalizeSlice(in.v.shape().dims[d], start, end, &s, &e);
-  return AtenFromIr(SliceDim(in.v, d, s, e, step), in.device);
+  StorageView storage = StorageOf(self);
+  std::vector<int64_t> strides = storage.strides;
+  int64_t offset = storage.offset + s * strides[d];
+  strides[d] *= step;
+  return InStorage(AtenFromIr(SliceDim(in.v, d, s, e, step), in.device), storage, std::move(strides), offset);
 }
 
 at::Tensor XLANativeFunctions::select_copy(const at::Tensor& self, int64_t dim, int64_t index) {
@@ -290,11 +324,10 @@ Value StridedGather(const Value& flat, const std::vector<int64_t>& size, at::Int
 }
 }  // namespace
 
-at::Tensor XLANativeFunctions::as_strided_copy(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
-                                               std::optional<int64_t> storage_offset) {
-  XLA_COUNT("as_strided_copy");
-  TORCH_CHECK(size.size() == stride.size(), "as_strided_copy: mismatch in length of strides and shape (", size,
-              " vs ", stride, ")");
+namespace {
+// as_strided of `self` (a contiguous tensor: its elements are its storage).
+at::Tensor AsStridedOf(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
+                       std::optional<int64_t> storage_offset) {
   IrInput in = GetIrInput(self, "as_strided_copy");
   int64_t numel = in.v.shape().numel();
   int64_t offset = storage_offset.value_or(0);
@@ -358,6 +391,22 @@ at::Tensor XLANativeFunctions::as_strided_copy(const at::Tensor& self, at::IntAr
   for (int64_t o : order) perm.push_back(std::find(moving.begin(), moving.end(), o) - moving.begin());
   Value t = ir::Transpose(picked, perm);
   return AtenFromIr(ir::BroadcastInDim(t, out_dims, order), in.device);
+}
+}  // namespace
+
+at::Tensor XLANativeFunctions::as_strided_copy(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
+                                               std::optional<int64_t> storage_offset) {
+  XLA_COUNT("as_strided_copy");
+  TORCH_CHECK(size.size() == stride.size(), "as_strided_copy: mismatch in length of strides and shape (", size,
+              " vs ", stride, ")");
+  // Eager's as_strided indexes the storage its input shares with the tensor it was cut
+  // from (a[:, ::2].as_strided(a.shape, a.stride()) is a again), from the input's own
+  // storage offset unless one is given.
+  StorageView storage = StorageOf(self);
+  if (storage.base->scalar_type() != self.scalar_type()) storage = StorageView{&self, {}, 0};
+  int64_t offset = storage_offset.value_or(storage.offset);
+  return InStorage(AsStridedOf(*storage.base, size, stride, offset), storage,
+                   std::vector<int64_t>(stride.begin(), stride.end()), offset);
 }
 
 at::Tensor XLANativeFunctions::as_strided_scatter(const at::Tensor& self, const at::Tensor& src, at::IntArrayRef size,

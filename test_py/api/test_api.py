@@ -3,6 +3,7 @@
 import copy
 import io
 import os
+import threading
 
 import pytest
 import torch
@@ -426,3 +427,27 @@ def test_init_xla_lazy_backend_counts_its_registration_once():
   torch_xla._XLAC._init_xla_lazy_backend()
   # Counted by the first call in the process (no other test calls it).
   assert met.counter_value('RegisterXLAFunctions') == 1
+
+
+class _ClosureInBackward(torch.autograd.Function):
+  """Queues a step closure from its backward, which PyTorch runs on its autograd thread."""
+
+  @staticmethod
+  def forward(ctx, x, seen):
+    ctx.seen = seen
+    return x * 2
+
+  @staticmethod
+  def backward(ctx, grad):
+    ctx.seen.append(('queued', threading.current_thread() is threading.main_thread()))
+    xm.add_step_closure(lambda g: ctx.seen.append(('ran', g.cpu().tolist())), args=(grad,))
+    return grad * 2, None
+
+
+def test_a_step_closure_queued_by_the_backward_runs_at_the_next_step():
+  seen = []
+  x = torch.ones(2, device=DEV, requires_grad=True)
+  _ClosureInBackward.apply(x, seen).sum().backward()
+  assert seen == [('queued', False)]  # on autograd's thread
+  xm.mark_step()
+  assert seen == [('queued', False), ('ran', [1.0, 1.0])]

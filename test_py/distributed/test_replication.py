@@ -378,6 +378,32 @@ def test_step_closures_run_on_their_own_replica():
     assert ran == [(index, [float(index)] * 2)]
 
 
+def test_step_closures_queued_by_a_replicas_backward_run_at_its_step():
+
+  class ClosureInBackward(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, x, ran):
+      ctx.ran = ran
+      return x * 1
+
+    @staticmethod
+    def backward(ctx, grad):
+      # PyTorch's autograd thread of the replica's device.
+      xm.add_step_closure(lambda g: ctx.ran.append(g.cpu().tolist()), args=(grad,))
+      return grad, None
+
+  def replica(index):
+    ran = []
+    x = torch.zeros(2, device=xm.xla_device(), requires_grad=True)
+    ClosureInBackward.apply(x, ran).sum().mul(index + 1).backward()
+    xm.mark_step()
+    return ran
+
+  for index, ran in enumerate(run_replicas(replica)):
+    assert ran == [[float(index + 1)] * 2]
+
+
 def test_graphs_without_collectives_may_differ_between_replicas():
 
   def replica(index):

@@ -651,3 +651,30 @@ COUNTER_CASES = {
 }
 COUNTER_CASES['slice_backward'] = (_grad_of(lambda x: x[:, 1:3]), 'slice_backward')
 COUNTER_CASES['select_backward'] = (_grad_of(lambda x: x[1]), 'select_backward')
+
+
+@pytest.mark.parametrize('view,size,stride,offset', [
+    (lambda t: t[:, ::2], (5, 5), (5, 1), 0),  # back to the whole tensor from a strided slice
+    (lambda t: t[1:], (2,), (1,), None),  # the slice's own storage offset (5)
+    (lambda t: t[1:], (3,), (2,), 1),  # an offset given: counted from the storage's start
+    (lambda t: t[1:][:, 2:], (2, 2), (5, 1), None),  # a slice of a slice: offset 7
+    (lambda t: t.as_strided((2, 2), (5, 1), 6), (2,), (1,), None),  # as_strided of as_strided
+], ids=['strided-slice', 'implicit-offset', 'given-offset', 'slice-of-slice', 'as-strided-twice'])
+def test_as_strided_of_a_view_indexes_the_storage_it_shares(view, size, stride, offset):
+  # Eager's as_strided reads the storage a view shares with the tensor it was cut from,
+  # not the view's own elements.
+  def f(t):
+    t = t * 1  # a tensor of the graph, not the test's input
+    return view(t).as_strided(size, stride, offset) * 1
+
+  check(f, torch.arange(25.0).reshape(5, 5), ops=['as_strided_copy'])
+
+
+def test_as_strided_of_a_view_follows_updates_of_its_base():
+  def f(t):
+    t = t * 1
+    v = t[:, ::2]
+    t.add_(100)
+    return v.as_strided((2,), (1,), 3) * 1
+
+  check(f, torch.arange(25.0).reshape(5, 5), ops=['as_strided_copy'])

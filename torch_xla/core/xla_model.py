@@ -293,14 +293,35 @@ class _StepClosures:
         work.task_done()
 
 
-# Per thread: each replica runs the closures it queued after its own step.
-_thread_closures = threading.local()
+# Per replica device (None outside replication): each replica runs the closures queued
+# for its device after its own step, including those queued by PyTorch's autograd
+# threads while they ran the replica's backward (an activation checkpoint's recomputed
+# forward, a hook).
+_closures_lock = threading.Lock()
+_closures_by_owner = {}
+
+
+def _closure_owner():
+  info = _replica.get()
+  if info is not None and info.device is not None:
+    return info.device
+  replication = _replica.active()
+  if replication is not None:
+    # A thread of no replica (autograd's, a user's) working on a replica's device.
+    device = _xlac()._xla_current_device()
+    if device in replication.devices:
+      return device
+  return None
 
 
 def _step_closures():
-  closures = getattr(_thread_closures, 'closures', None)
-  if closures is None:
-    closures = _thread_closures.closures = _StepClosures()
+  """The step closures of the calling thread's replica (or of the process outside
+  replication)."""
+  owner = _closure_owner()
+  with _closures_lock:
+    closures = _closures_by_owner.get(owner)
+    if closures is None:
+      closures = _closures_by_owner[owner] = _StepClosures()
   return closures
 
 
