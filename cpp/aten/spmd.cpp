@@ -159,8 +159,16 @@ void ClearSharding(const at::Tensor& tensor) {
 std::string ShardingSpec(const at::Tensor& tensor) {
   TORCH_CHECK_VALUE(IsXlaTensor(tensor), "_get_xla_sharding_spec: expected a tensor on the XLA device, got a ",
                     tensor.device(), " tensor ", DescribeTensor(tensor));
-  std::shared_ptr<const runtime::Sharding> sharding = GetXlaTensor(tensor, "_get_xla_sharding_spec")->sharding();
-  return sharding ? sharding->ToString() : std::string();
+  XlaTensorPtr x = GetXlaTensor(tensor, "_get_xla_sharding_spec");
+  std::shared_ptr<const runtime::Sharding> sharding = x->sharding();
+  if (sharding) return sharding->ToString();
+  // A pending value whose last op is a sharding constraint has that layout, whichever
+  // tensor holds it (autograd hands a constrained gradient on as another tensor).
+  if (x->is_pending()) {
+    ir::Value value = x->pending_ir();
+    if (value.node->op() == ir::ShardingConstraintOp()) return runtime::Sharding::Decode(value.node->attrs().ints).ToString();
+  }
+  return std::string();
 }
 
 std::vector<std::pair<at::Tensor, int>> LocalShards(const at::Tensor& tensor) {

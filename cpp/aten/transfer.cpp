@@ -25,6 +25,11 @@ at::Tensor ToCpuTensor(const XlaTensorPtr& tensor) {
     static metrics::Metric* inbound = metrics::GetMetric("InboundData", metrics::Unit::kBytes);
     inbound->AddSample(static_cast<double>(out.nbytes()));
     metrics::ScopedTimer timer(timer_metric);
+    if (buffer->is_sharded() && !buffer->sharding().is_replicated()) {
+      // A sharded value brought together to be read (on the host here), torch_xla's count.
+      static metrics::Counter* gathered = metrics::GetCounter("ReplicateShardedData");
+      gathered->Add(1);
+    }
     runtime::Client::Get().TransferFromDevice(*buffer, out.data_ptr(), out.nbytes());
   }
   return out.scalar_type() == reported ? out : out.to(reported);

@@ -30,8 +30,12 @@ void CheckNll(const char* op, const at::Tensor& self, const at::Tensor& target, 
               int64_t reduction, bool spatial) {
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, ": expected a floating point input, got ",
               DescribeTensor(self));
-  TORCH_CHECK(target.scalar_type() == at::kLong || target.scalar_type() == at::kByte, op,
-              ": expected target of scalar type Long (or Byte), but got ", DescribeTensor(target));
+  // Floating targets are class indices too (truncated), as torch_xla takes them; eager
+  // PyTorch refuses them, and so do other integer types and bool here.
+  TORCH_CHECK(target.scalar_type() == at::kLong || target.scalar_type() == at::kByte ||
+                  at::isFloatingType(target.scalar_type()),
+              op, ": expected target of scalar type Long (or Byte, or floating class indices), but got ",
+              DescribeTensor(target));
   TORCH_CHECK(reduction >= 0 && reduction <= 2, op, ": invalid reduction ", reduction,
               " (expected 0 = none, 1 = mean or 2 = sum)");
   if (spatial) {

@@ -83,7 +83,7 @@ def test_nll_loss_errors():
   with pytest.raises(Exception, match='nll_loss.*batch_size'):
     torch.ops.aten.nll_loss_forward(x, torch.zeros(5, dtype=torch.long, device=DEV), None, 1, -100)
   with pytest.raises(Exception, match='nll_loss.*Long'):
-    torch.ops.aten.nll_loss_forward(x, torch.zeros(4, dtype=torch.float, device=DEV), None, 1, -100)
+    torch.ops.aten.nll_loss_forward(x, torch.zeros(4, dtype=torch.int32, device=DEV), None, 1, -100)
   with pytest.raises(Exception, match='nll_loss.*weight'):
     torch.ops.aten.nll_loss_forward(x, torch.zeros(4, dtype=torch.long, device=DEV), torch.ones(2, device=DEV), 1,
                                     -100)
@@ -93,6 +93,14 @@ def test_nll_loss_errors():
     torch.ops.aten.nll_loss_backward(torch.ones(3, device=DEV), x, torch.zeros(4, dtype=torch.long, device=DEV),
                                      None, 0, -100, torch.tensor(0., device=DEV))
   assert (x + 1).cpu().shape == (4, 3)  # the process lives on
+
+
+def test_nll_loss_takes_floating_class_indices_as_torch_xla_does():
+  # Eager PyTorch refuses a float target; torch_xla reads it as class indices.
+  x = torch.randn(4, 3)
+  t = torch.tensor([0, 2, 1, 2])
+  out = F.cross_entropy(x.to(DEV), t.float().to(DEV))
+  torch.testing.assert_close(out.cpu(), F.cross_entropy(x, t))
 
 
 # ---- custom ops run under functionalization ---------------------------------------------

@@ -92,6 +92,9 @@ class Mesh:
     text = _sharding.sharding_text(self.get_logical_mesh(), self.axis_names, spec, tensor_rank)
     if key is not None:
       self._shardings[key] = text
+    # torch_xla's counter of shardings made (a spec seen before comes from the cache).
+    from torch_xla._extension import xlac
+    xlac()._xla_increment_counter('CreateOpSharding', 1)
     return text
 
   def __str__(self):
