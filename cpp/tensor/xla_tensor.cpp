@@ -7,6 +7,16 @@
 namespace torch_xla {
 namespace {
 
+// The layout of a graph's result that XLA laid out replicated: such a tensor reports
+// "{replicated}" (torch_xla does; data moved from the host reports none). Known by its
+// identity, so that an update of the tensor leaves its next layout to XLA again, as for
+// any result.
+const std::shared_ptr<const runtime::Sharding>& ResultReplicated() {
+  static const std::shared_ptr<const runtime::Sharding> replicated =
+      std::make_shared<const runtime::Sharding>(runtime::Sharding::Replicated());
+  return replicated;
+}
+
 // Pending tensors of each device in an intrusive doubly-linked list, appended at
 // registration, so iteration follows the order tensors became pending and
 // registering costs no allocation (it happens for almost every traced op).
@@ -132,6 +142,8 @@ void XlaTensor::SetBuffer(runtime::BufferPtr buffer) {
     buffer_ = std::move(buffer);
     data_leaf_ = ir::Value();
     updated_buffer_.reset();
+    if (was_pending && !sharding_ && buffer_ && buffer_->is_sharded() && buffer_->sharding().is_replicated())
+      sharding_ = ResultReplicated();
   }
   if (was_pending) Unregister();
 }
@@ -142,12 +154,14 @@ void XlaTensor::SetIr(ir::Value value) {
     SetBuffer(value.node->buffer());
     std::lock_guard<std::mutex> lock(mu_);
     data_leaf_ = value;
+    if (sharding_ == ResultReplicated()) sharding_.reset();  // an alias of data, not a result
     return;
   }
   bool was_pending;
   {
     std::lock_guard<std::mutex> lock(mu_);
     was_pending = static_cast<bool>(ir_);
+    if (sharding_ == ResultReplicated()) sharding_.reset();
     ir_ = std::move(value);
     // An update of held data updates its buffer; a pending tensor keeps what it updates,
     // and the layout of that data.
@@ -174,6 +188,7 @@ void XlaTensor::UpdatesBufferOf(const XlaTensor& source) {
     updated = source.buffer_ ? std::weak_ptr<runtime::Buffer>(source.buffer_) : source.updated_buffer_;
   }
   std::shared_ptr<const runtime::Sharding> layout = source.sharding();
+  if (layout == ResultReplicated()) layout.reset();
   std::lock_guard<std::mutex> lock(mu_);
   if (ir_) updated_buffer_ = std::move(updated);
   if (!sharding_) sharding_ = std::move(layout);

@@ -296,6 +296,13 @@ def test_global_tensor_from_cpu_shards(results):
   same_sharding(r['partial_spec'], '{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}')
 
 
+def test_a_replicated_result_reports_its_sharding(results):
+  r = scenario(results, 'result_sharding_specs')
+  assert r['data'] == '' and r['pending'] == ''
+  assert r['after_sync'] == '{replicated}' and r['after_update'] == '{replicated}'
+  close(r['value'], r['eager'])
+
+
 def test_xla_use_spmd_at_import_turns_spmd_on_without_starting_the_runtime():
   code = ('import torch_xla, torch_xla.runtime as xr; from testing.process_testing import report; '
           'report(started=torch_xla._XLAC._xla_runtime_is_initialized(), spmd=xr.is_spmd())')

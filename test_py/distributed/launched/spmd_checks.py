@@ -412,6 +412,23 @@ def global_tensor_from_cpu_shards():
               sum=values(tiled.sum()), dtype=str(tiled.dtype))
 
 
+@scenario
+def result_sharding_specs():
+  # torch_xla's reports: data moved from the host has no sharding, a graph's result that
+  # XLA laid out replicated is '{replicated}', and an update of it is XLA's to lay out
+  # again (pending: no sharding until it runs).
+  a, b = torch.randn(4, 4), torch.randn(4, 4)
+  xa, xb = a.to('xla'), b.to('xla')
+  product = xa @ xb
+  torch_xla.sync()
+  after_sync = spec_of(product)
+  product.add_(1)
+  pending = spec_of(product)
+  torch_xla.sync()
+  return dict(data=spec_of(xa), after_sync=after_sync, pending=pending, after_update=spec_of(product),
+              value=values(product), eager=values(a @ b + 1))
+
+
 def main():
   torch.manual_seed(0)
   xr.use_spmd()
