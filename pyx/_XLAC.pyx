@@ -148,6 +148,7 @@ cdef extern from "python_tensors.h" namespace "torch_xla::python":
     object RandomStateTensor(int device) except +RaisePyError
     void SetRandomStateTensor(PyObject* state) except +RaisePyError
     string GetStableHlo(PyObject* tensors) except +RaisePyError
+    object GraphProgramParameters(PyObject* tensors, string* stablehlo) except +RaisePyError
     string GetIrText(PyObject* tensors) except +RaisePyError
     void SyncTensors(PyObject* tensors, cbool wait) except +RaisePyError
     uint64_t TensorId(PyObject* tensor) except +RaisePyError
@@ -312,6 +313,111 @@ _clear_xla_metrics = _xla_clear_metrics
 
 def _get_stablehlo(tensors):
     return GetStableHlo(<PyObject*>tensors).decode()
+
+# XLA's names of element types, for LoweringContext.hlo_json().
+_XLA_TYPE_NAMES = {
+    'torch.bool': 'PRED', 'torch.int8': 'S8', 'torch.int16': 'S16', 'torch.int32': 'S32', 'torch.int64': 'S64',
+    'torch.uint8': 'U8', 'torch.uint16': 'U16', 'torch.uint32': 'U32', 'torch.uint64': 'U64',
+    'torch.float16': 'F16', 'torch.bfloat16': 'BF16', 'torch.float32': 'F32', 'torch.float64': 'F64',
+    'torch.complex64': 'C64', 'torch.complex128': 'C128',
+}
+
+
+def _shape_json(t):
+    return {'elementType': _XLA_TYPE_NAMES.get(str(t.dtype), str(t.dtype)), 'dimensions': [str(d) for d in t.shape]}
+
+
+class LoweringContext:
+    """The program that computing some tensors compiles, with its parameters, as
+    torch_xla's _XLAC.lowering.LoweringContext gives it: build(tensors), then the module
+    (StableHLO here: hlo() its bytes, hlo_text() its text, hlo_json() its interface) and
+    which tensor feeds each parameter."""
+
+    def __init__(self, name=''):
+        self._name = name
+        self._text = None
+        self._parameters = []
+        self._results = []
+
+    def set_name_string(self, name):
+        self._name = name
+
+    def get_name_string(self):
+        return self._name
+
+    def build(self, tensors):
+        """Lowers the graph that computes `tensors` (nothing runs)."""
+        cdef string text
+        tensors = list(tensors)
+        self._parameters = GraphProgramParameters(<PyObject*>tensors, &text)
+        self._text = text.decode()
+        self._results = tensors
+        if self._name:
+            self._text = self._text.replace('module @SyncTensorsGraph', f'module @"{self._name}"', 1)
+
+    def _built(self):
+        if self._text is None:
+            raise RuntimeError('LoweringContext: call build(tensors) first')
+        return self._text
+
+    def hlo(self):
+        """The module's text, as bytes."""
+        return self._built().encode()
+
+    def hlo_text(self):
+        """The StableHLO module."""
+        return self._built()
+
+    def hlo_json(self):
+        """The module's name and interface as JSON: hostProgramShape's parameters and
+        result (XLA's element type names), entryComputationName."""
+        import json
+        self._built()
+        results = [_shape_json(t) for t in self._results]
+        return json.dumps({
+            'name': self._name or 'SyncTensorsGraph',
+            'entryComputationName': 'main',
+            'hostProgramShape': {
+                'parameters': [_shape_json(t) for t in self._parameters],
+                'parameterNames': [f'p{i}' for i in range(len(self._parameters))],
+                'result': results[0] if len(results) == 1 else {'elementType': 'TUPLE', 'tupleShapes': results},
+            },
+        })
+
+    def parameter_id_tensor_mapping(self):
+        """{parameter index: its value as a CPU tensor} (read from the device)."""
+        self._built()
+        return {i: t.cpu() for i, t in enumerate(self._parameters)}
+
+    def device_parameter_id_tensor_mapping(self):
+        """{parameter index: its value as an XLA tensor} (nothing moves)."""
+        self._built()
+        return dict(enumerate(self._parameters))
+
+    def tensor_parameter_id(self, tensor):
+        """The index of the parameter that `tensor`'s device data feeds, or -1."""
+        self._built()
+        if tensor.device.type != 'xla':
+            return -1
+        # Only data on the device feeds a parameter (a pending tensor is computed by the graph).
+        listed = [tensor]
+        ir = GetIrText(<PyObject*>listed).decode()
+        if ir.count('\n  %') != 1 or 'xla::device_data()' not in ir:
+            return -1
+        wanted = UnsafeBufferPointer(<PyObject*>tensor)
+        for i, t in enumerate(self._parameters):
+            if t.dim() == tensor.dim() and UnsafeBufferPointer(<PyObject*>t) == wanted:
+                return i
+        return -1
+
+
+class _LoweringModule:
+    """_XLAC.lowering: LoweringContext."""
+    LoweringContext = LoweringContext
+
+
+lowering = _LoweringModule()
+
 
 def _get_xla_tensors_hlo(tensors):
     """The module that computing the tensors would compile, as text: StableHLO, the

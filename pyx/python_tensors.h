@@ -80,6 +80,14 @@ inline PyObject* WrapTensors(const std::vector<at::Tensor>& tensors) {
   return list;
 }
 
+// GetGraphProgram over a Python sequence of tensors: the list of the parameters' tensors;
+// the StableHLO goes to `stablehlo`.
+inline PyObject* GraphProgramParameters(PyObject* tensors, std::string* stablehlo) {
+  auto [text, parameters] = torch_xla::GetGraphProgram(UnpackTensors(tensors));
+  *stablehlo = std::move(text);
+  return WrapTensors(parameters);
+}
+
 // LoopTrace (aten/loops.h) over Python sequences of tensors.
 inline LoopTrace* NewLoopTrace(PyObject* carried, const std::string& op_name) {
   return new LoopTrace(UnpackTensors(carried), op_name);

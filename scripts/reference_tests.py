@@ -80,6 +80,24 @@ KNOWN_DIFFERENCES = {
     "TestAtenXlaTensor.test_patched_linear_3D": (
         "asserts that the HLO text has no 'reshape'; the StableHLO here contracts a 3-D "
         "input by reshaping it to 2-D around one dot_general"),
+    "TestLoweringContext.test_api": (
+        "asserts on the HLO module's protobuf text ('opcode: \"parameter\"'); "
+        "LoweringContext.hlo_text() gives the StableHLO module here"),
+}
+
+# Tests that count the reference's own internal events where this project does less work
+# by design. They are not text formats: they are reported apart, each with its reason.
+BY_DESIGN = {
+    "TestAtenXlaTensor.test_replace_xla_tensor": (
+        "counts DestroyXlaTensor after `t += 1` and a sync: the reference makes and frees "
+        "a device tensor for the Python number 1, which is a scalar of the graph here"),
+    "MetricsTest.test_eager_metrics": (
+        "expects eager mode to compile a graph for torch.tensor(156, device=...); the "
+        "number is transferred to the device here, with no graph"),
+    "InputOutputAliasesTest.test_aliasing_with_cloned": (
+        "expects t1's buffer donated while its clone exists: the reference copies the "
+        "buffer for the clone in the step's graph; a clone shares the buffer here (no "
+        "copy), so t1's update gets a new one"),
 }
 
 TIMEOUT_S = int(os.environ.get("REFERENCE_TEST_TIMEOUT", "900"))
@@ -202,26 +220,31 @@ def main():
       print(f"{r.file:48s} {r.passed:4d}/{r.ran:<4d} {r.seconds:6.0f}s {r.status}",
             flush=True)
   print()
-  print(f"{'file':48s} {'pass':>5s} {'fail':>5s} {'err':>5s} {'skip':>5s} {'known':>5s}")
+  print(f"{'file':48s} {'pass':>5s} {'fail':>5s} {'err':>5s} {'skip':>5s} {'known':>5s} "
+        f"{'design':>6s}")
   total = Result("total")
   for r in results:
     known = sum(1 for name, cls in r.failing
                 if f"{cls.rsplit('.', 1)[-1]}.{name}" in KNOWN_DIFFERENCES)
+    design = sum(1 for name, cls in r.failing if f"{cls.rsplit('.', 1)[-1]}.{name}" in BY_DESIGN)
     print(f"{r.file:48s} {r.passed:5d} {r.failed:5d} {r.errors:5d} {r.skipped:5d} "
-          f"{known:5d}")
+          f"{known:5d} {design:6d}")
     for field in ("ran", "failed", "errors", "skipped"):
       setattr(total, field, getattr(total, field) + getattr(r, field))
   print(f"{'total':48s} {total.passed:5d} {total.failed:5d} {total.errors:5d} "
         f"{total.skipped:5d}")
   print(f"\nlogs: {log_dir}")
   unexplained = [(r.file, n, c) for r in results for n, c in r.failing
-                 if f"{c.rsplit('.', 1)[-1]}.{n}" not in KNOWN_DIFFERENCES]
+                 if f"{c.rsplit('.', 1)[-1]}.{n}" not in KNOWN_DIFFERENCES and
+                 f"{c.rsplit('.', 1)[-1]}.{n}" not in BY_DESIGN]
   if unexplained:
     print("\nfailing tests:")
     for file, name, cls in unexplained:
       print(f"  {file}: {cls}.{name}")
   for name, reason in KNOWN_DIFFERENCES.items():
     print(f"known difference: {name}: {reason}")
+  for name, reason in BY_DESIGN.items():
+    print(f"different by design: {name}: {reason}")
 
 
 if __name__ == "__main__":

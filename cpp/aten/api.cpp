@@ -84,6 +84,15 @@ std::string GetStableHlo(const std::vector<at::Tensor>& tensors) {
   return exec::GetStableHlo(xs);
 }
 
+std::pair<std::string, std::vector<at::Tensor>> GetGraphProgram(const std::vector<at::Tensor>& tensors) {
+  std::vector<XlaTensorPtr> xs;
+  for (const at::Tensor& t : tensors) xs.push_back(GetXlaTensor(t, "LoweringContext.build"));
+  exec::GraphProgram program = exec::GetGraphProgram(xs);
+  std::vector<at::Tensor> parameters;
+  for (XlaTensorPtr& p : program.parameters) parameters.push_back(AtenFromXla(std::move(p)));
+  return {std::move(program.stablehlo), std::move(parameters)};
+}
+
 uint64_t TensorId(const at::Tensor& tensor) { return GetXlaTensor(tensor, "_xla_get_tensor_id")->id(); }
 
 bool SetBufferDonation(const at::Tensor& tensor, bool donate) {

@@ -35,6 +35,9 @@ void WaitDeviceOps();
 
 // The StableHLO text of the pending graph computing these tensors.
 std::string GetStableHlo(const std::vector<at::Tensor>& tensors);
+// The StableHLO of computing these tensors and its parameters' values as XLA tensors,
+// in parameter order (_XLAC.lowering.LoweringContext).
+std::pair<std::string, std::vector<at::Tensor>> GetGraphProgram(const std::vector<at::Tensor>& tensors);
 // Its IR as text, each node with its source line when $XLA_IR_DEBUG=1.
 std::string GetIrText(const std::vector<at::Tensor>& tensors);
 

@@ -1033,7 +1033,9 @@ void SyncTensors(const std::vector<XlaTensorPtr>& tensors) {
   if (!by_device.empty()) SyncGraphs(by_device, /*all_pending=*/false);
 }
 
-std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors) {
+std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors) { return GetGraphProgram(tensors).stablehlo; }
+
+GraphProgram GetGraphProgram(const std::vector<XlaTensorPtr>& tensors) {
   std::vector<Value> roots;
   for (const XlaTensorPtr& t : tensors) roots.push_back(t->GetIrValue());
   PostOrderGraph g = BuildGraph(roots);
@@ -1047,7 +1049,15 @@ std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors) {
   int num_replicas = 1;
   if (!g.collectives.empty())
     num_replicas = static_cast<int>(ir::CollectiveAttrs::FromAttrs(g.collectives[0]->attrs()).num_replicas);
-  return Lower(g, num_replicas);
+  GraphProgram program;
+  program.stablehlo = Lower(g, num_replicas);
+  int device = tensors.empty() ? 0 : tensors[0]->device();
+  for (const Node* p : g.parameters) {
+    program.parameters.push_back(p->leaf_kind() == ir::LeafKind::kDeviceData
+                                     ? XlaTensor::FromBuffer(p->buffer())
+                                     : XlaTensor::FromIr(ir::Node::Scalar(p->scalar_value(), p->shape().type), device));
+  }
+  return program;
 }
 
 std::string GetIrText(const std::vector<XlaTensorPtr>& tensors) {

@@ -24,6 +24,13 @@ void SyncAll(bool wait);
 void SyncTensors(const std::vector<XlaTensorPtr>& tensors);
 // The StableHLO module that computing these tensors would compile.
 std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors);
+// That module with its parameters: the tensors holding each parameter's value, in order
+// (a parameter's device data, or a pending scalar's value).
+struct GraphProgram {
+  std::string stablehlo;
+  std::vector<XlaTensorPtr> parameters;
+};
+GraphProgram GetGraphProgram(const std::vector<XlaTensorPtr>& tensors);
 // The IR graph of these tensors as text (exec/graph_debug.h), with each node's source
 // line under IR debugging.
 std::string GetIrText(const std::vector<XlaTensorPtr>& tensors);

@@ -1,6 +1,7 @@
 """The device API (torch_xla, xla_model, metrics) on a real XLA device."""
 
 import copy
+import json
 import io
 import os
 import threading
@@ -451,3 +452,30 @@ def test_a_step_closure_queued_by_the_backward_runs_at_the_next_step():
   assert seen == [('queued', False)]  # on autograd's thread
   xm.mark_step()
   assert seen == [('queued', False), ('ran', [1.0, 1.0])]
+
+
+def test_lowering_context_gives_the_program_and_its_parameters():
+  a = torch.tensor([1.0, 2.0, 3.0], device=DEV)
+  b = torch.tensor([4.0, 5.0, 6.0], device=DEV)
+  result = a * b + 2.5
+  ctx = torch_xla._XLAC.lowering.LoweringContext('MyCustomName')
+  ctx.build([result])
+  text = ctx.hlo_text()
+  assert 'module @"MyCustomName"' in text and 'stablehlo.multiply' in text and ctx.hlo() == text.encode()
+  # a, b and the scalar 2.5 feed the program (0 and 1 would be constants of it).
+  met.clear_all()
+  on_device = ctx.device_parameter_id_tensor_mapping()
+  assert met.metric_data('TransferFromDeviceTime') is None  # nothing moved
+  assert sorted(on_device) == [0, 1, 2] and all(t.device.type == 'xla' for t in on_device.values())
+  on_host = ctx.parameter_id_tensor_mapping()
+  values = sorted(tuple(t.reshape(-1).tolist()) for t in on_host.values())
+  assert values == [(1.0, 2.0, 3.0), (2.5,), (4.0, 5.0, 6.0)]
+  assert on_host[ctx.tensor_parameter_id(a)].tolist() == [1.0, 2.0, 3.0]
+  assert on_host[ctx.tensor_parameter_id(b)].tolist() == [4.0, 5.0, 6.0]
+  assert ctx.tensor_parameter_id(result) == -1  # computed by the program, not fed to it
+  shape = json.loads(ctx.hlo_json())['hostProgramShape']
+  assert len(shape['parameters']) == 3 and shape['result'] == {'elementType': 'F32', 'dimensions': ['3']}
+  # The program is what computing the tensor runs.
+  assert torch.equal(result.cpu(), torch.tensor([6.5, 12.5, 20.5]))
+  with pytest.raises(RuntimeError, match='build'):
+    torch_xla._XLAC.lowering.LoweringContext().hlo_text()
