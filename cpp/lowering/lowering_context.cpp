@@ -133,11 +133,14 @@ Ssa LoweringContext::AddParameter(const Shape& shape, int aliased_output, const 
   parameter_aliases_.push_back(aliased_output);
   parameter_shardings_.push_back(sharding);
   const bool manual = sharding == "{manual}";
+  const bool tiled = !manual && !sharding.empty() && sharding != "{replicated}";
   if (manual) SetManual(v);
+  if (tiled) SetTiled(v);
   if (device_shape == shape) return v;
   Ssa reshaped = Emit("stablehlo.reshape", {v}, shape);
   SetFlatForm(reshaped, v);
   if (manual) SetManual(reshaped);
+  if (tiled) SetTiled(reshaped);
   return reshaped;
 }
 
@@ -305,6 +308,19 @@ std::vector<Ssa> LoweringContext::LowerNode(const Node& node) {
   std::vector<Ssa> operands;
   operands.reserve(node.operands().size());
   for (const Value& v : node.operands()) operands.push_back(Lookup(v));
+  // An op on a manual value takes its other operands whole on every device: a tiled one
+  // would give wrong values (XLA does not refuse it).
+  if (!manual_.empty() && !tiled_.empty() && node.operands().size() > 1) {
+    bool manual = false;
+    for (Ssa o : operands) manual = manual || IsManual(o);
+    for (std::size_t i = 0; manual && i < operands.size(); ++i)
+      if (!IsManual(operands[i]) && tiled_.count(operands[i].id) != 0)
+        throw std::runtime_error(
+            node.op().name() + " of a manually sharded value ({manual}) with a value of shape " +
+            node.operand(i).shape().ToString() +
+            " laid out in tiles over the devices: inside manual sharding the other operands must be replicated, "
+            "or enter as pieces themselves (torch_xla.distributed.spmd.enable_manual_sharding)");
+  }
   std::vector<Ssa> outs;
   if (std::optional<Ssa> flat = LowerFlatElementwise(*this, node, operands)) {
     outs = {*flat};

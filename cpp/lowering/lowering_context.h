@@ -96,6 +96,10 @@ class LoweringContext {
   // value is manual unless the result is annotated {manual}, so Finish annotates them.
   void SetManual(Ssa v) { manual_.insert(v.id); }
   bool IsManual(Ssa v) const { return manual_.count(v.id) != 0; }
+  // Values laid out over the devices in tiles as they are given or constrained (tiled
+  // parameters, tiled constraints): an op that mixes one with a manual value gets wrong
+  // values from XLA, without an error, so LowerNode refuses it.
+  void SetTiled(Ssa v) { tiled_.insert(v.id); }
 
   // Calls that must run one after another in the order they are lowered: the exchanges
   // with other processes, which meet in the order each process issues them. Each such
@@ -125,6 +129,7 @@ class LoweringContext {
   std::vector<Ssa> parameters_;
   std::unordered_map<int, Ssa> flat_of_;  // Ssa id -> its one-dimensional form
   std::unordered_set<int> manual_;        // Ssa ids of manual values (SetManual)
+  std::unordered_set<int> tiled_;         // Ssa ids of tiled values (SetTiled)
   std::optional<Ssa> last_ordered_call_;
   std::vector<int> parameter_aliases_;
   std::vector<std::string> parameter_shardings_;  // aliased output per parameter, or -1

@@ -33,6 +33,7 @@ std::vector<Ssa> LowerShardingConstraint(LoweringContext& ctx, const Node& node,
   if (!manual) RefuseManual(ctx, operands[0], node, "mark_sharding " + text);
   Ssa out = ctx.Emit("stablehlo.custom_call", operands, node.shape(), ShardingAttr("Sharding", text));
   if (manual) ctx.SetManual(out);
+  if (sharding.kind() == runtime::Sharding::Kind::kTiled) ctx.SetTiled(out);
   return {out};
 }
 LoweringRule sharding_rule("xla::sharding_constraint", LowerShardingConstraint);

@@ -272,6 +272,7 @@ def test_manual_values_alive_at_a_sync_stay_pieces(results):
     ('from_shards_shape', 'RuntimeError', ['_global_tensor_from_cpu_shards', '(5, 4)', '(3, 2)', '(2, 2)']),
     ('from_shards_rank', 'RuntimeError', ['_global_tensor_from_cpu_shards', '(4,)', 'rank 1']),
     ('retile_data', 'RuntimeError', ['mark_sharding', 'already sharded', 'clear_sharding']),
+    ('mixed_with_tiled', 'RuntimeError', ['stablehlo.add', 'manually sharded', 'f32[4, 4]', 'replicated']),
 ])
 def test_manual_sharding_errors(results, case, kind, words):
   r = scenario(results, 'manual_errors')

@@ -370,6 +370,7 @@ def manual_errors():
   sharded = xs.mark_sharding(torch.ones(8, 8).to('xla'), mesh, ('x', 'y')).global_tensor  # data
   piece = xs.unwrap_sharded_tensor(xs.enable_manual_sharding(torch.ones(8, 8, device='xla'), ('x', 'y'), mesh=mesh))
   computed = piece * 3
+  quarter = xs.mark_sharding(torch.ones(4, 4).to('xla'), mesh, ('x', 'y')).global_tensor  # tiled data
   text = mesh.get_op_sharding(('x', 'y'))
   f2s, s2f = torch_xla._XLAC._spmd_full_to_shard_shape, torch_xla._XLAC._spmd_shard_to_full_shape
   out = dict(
@@ -389,6 +390,9 @@ def manual_errors():
       from_shards_rank=error_of(
           lambda: torch_xla._XLAC._global_tensor_from_cpu_shards([torch.zeros(2, 2)] * 4, text, (4,))),
       retile_data=error_of(lambda: xs.mark_sharding(sharded, mesh, ('y', 'x'))),
+      # Raised when the graph is lowered (at the read): XLA would compute wrong values.
+      mixed_with_tiled=error_of(lambda: values(
+          xs.disable_manual_sharding(piece + quarter, ('x', 'y'), (8, 8), mesh=mesh))),
   )
   # The process lives on, and the refused calls changed nothing.
   full = xs.disable_manual_sharding(computed, ('x', 'y'), (8, 8), mesh=mesh)
