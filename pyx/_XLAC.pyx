@@ -179,6 +179,10 @@ cdef extern from "python_tensors.h" namespace "torch_xla::python":
     object SpmdShardToFullShape(PyObject* tensor, const string& sharding, const vector[int64_t]& full_shape,
                                 PyObject* dtype) except +RaisePyError
     void MarkManualSharding(PyObject* tensor) except +RaisePyError
+    object SpmdAllReduce(const string& reduce_type, PyObject* tensor, double scale,
+                         const vector[vector[int64_t]]& groups) except +RaisePyError
+    object SpmdReduceScatter(const string& reduce_type, PyObject* tensor, double scale, int64_t scatter_dim,
+                             int64_t shard_count, const vector[vector[int64_t]]& groups) except +RaisePyError
     object GlobalTensorFromCpuShards(PyObject* shards, const string& sharding, cbool has_shape,
                                      const vector[int64_t]& global_shape) except +RaisePyError
     object XlaTensorFromHostMemory(PyObject* tensor, int ordinal, cbool* shared) except +RaisePyError
@@ -787,6 +791,19 @@ def _spmd_shard_to_full_shape(tensor, sharding, output_shape, output_dtype):
     `output_dtype`, laid out by `sharding`."""
     return SpmdShardToFullShape(<PyObject*>tensor, str(sharding).encode(), [int(d) for d in output_shape],
                                 <PyObject*>output_dtype)
+
+def _xla_spmd_all_reduce(str reduce_type, tensor, double scale, groups):
+    """All-reduce between the devices' pieces of a manually sharded tensor, inside manual
+    sharding; `groups` list device ordinals (empty: all devices), the result times `scale`."""
+    return SpmdAllReduce(reduce_type.encode(), <PyObject*>tensor, scale,
+                         [[int(d) for d in g] for g in groups])
+
+def _xla_spmd_reduce_scatter(str reduce_type, tensor, double scale, int64_t scatter_dim, int64_t shard_count,
+                             groups):
+    """Reduce-scatter between the devices' pieces of a manually sharded tensor along
+    `scatter_dim` into `shard_count` blocks (the group size), the result times `scale`."""
+    return SpmdReduceScatter(reduce_type.encode(), <PyObject*>tensor, scale, scatter_dim, shard_count,
+                             [[int(d) for d in g] for g in groups])
 
 def _global_tensor_from_cpu_shards(shards, sharding, global_shape=None):
     """A sharded XLA tensor from one CPU shard per device (in device order, all of one

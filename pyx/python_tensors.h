@@ -180,6 +180,16 @@ inline PyObject* SpmdShardToFullShape(PyObject* tensor, const std::string& shard
   return THPVariable_Wrap(torch_xla::SpmdShardToFullShape(UnpackTensor(tensor), sharding, full_shape,
                                                           reinterpret_cast<THPDtype*>(dtype)->scalar_type));
 }
+inline PyObject* SpmdAllReduce(const std::string& reduce_type, PyObject* tensor, double scale,
+                               const std::vector<std::vector<int64_t>>& groups) {
+  return THPVariable_Wrap(torch_xla::SpmdAllReduce(reduce_type, UnpackTensor(tensor), scale, groups));
+}
+inline PyObject* SpmdReduceScatter(const std::string& reduce_type, PyObject* tensor, double scale,
+                                   int64_t scatter_dim, int64_t shard_count,
+                                   const std::vector<std::vector<int64_t>>& groups) {
+  return THPVariable_Wrap(
+      torch_xla::SpmdReduceScatter(reduce_type, UnpackTensor(tensor), scale, scatter_dim, shard_count, groups));
+}
 inline void MarkManualSharding(PyObject* tensor) { torch_xla::MarkManualSharding(UnpackTensor(tensor)); }
 inline PyObject* GlobalTensorFromCpuShards(PyObject* shards, const std::string& sharding, bool has_shape,
                                            const std::vector<int64_t>& global_shape) {

@@ -130,6 +130,15 @@ void MarkManualSharding(const at::Tensor& tensor);
 // A sharded tensor from one CPU shard per device, in device order (padded shards of one
 // shape, laid out by `sharding`); without `global_shape`, the shards' shape times the
 // tiling.
+// Collectives between the devices' pieces inside manual sharding: `tensor` is a manual
+// piece, `groups` list device ordinals (each device once, groups of one size; empty: one
+// group of all), `reduce_type` one of sum, mul, and, or, min, max; the result is
+// multiplied by `scale`. SpmdReduceScatter splits `scatter_dim` (negative from the end)
+// into `shard_count` blocks, the group size.
+at::Tensor SpmdAllReduce(const std::string& reduce_type, const at::Tensor& tensor, double scale,
+                         const std::vector<std::vector<int64_t>>& groups);
+at::Tensor SpmdReduceScatter(const std::string& reduce_type, const at::Tensor& tensor, double scale,
+                             int64_t scatter_dim, int64_t shard_count, const std::vector<std::vector<int64_t>>& groups);
 at::Tensor GlobalTensorFromCpuShards(const std::vector<at::Tensor>& shards, const std::string& sharding,
                                      const std::optional<std::vector<int64_t>>& global_shape);
 

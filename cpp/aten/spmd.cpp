@@ -5,6 +5,8 @@
 #include <ATen/ATen.h>
 
 #include <atomic>
+#include <map>
+#include <stdexcept>
 #include <unordered_set>
 
 #include "aten/api.h"
@@ -347,6 +349,86 @@ at::Tensor GlobalTensorFromCpuShards(const std::vector<at::Tensor>& shards, cons
   XlaTensorPtr x = XlaTensor::FromBuffer(runtime::Buffer::Sharded(std::move(buffers), sharding, type, dims));
   x->SetSharding(std::make_shared<const runtime::Sharding>(sharding));
   return AtenFromXla(std::move(x));
+}
+
+namespace {
+
+ir::ReduceKind ReduceKindOf(const std::string& name, const char* op) {
+  static const std::map<std::string, ir::ReduceKind> kinds = {
+      {"sum", ir::ReduceKind::kSum}, {"mul", ir::ReduceKind::kProd}, {"and", ir::ReduceKind::kAnd},
+      {"or", ir::ReduceKind::kOr},   {"min", ir::ReduceKind::kMin},  {"max", ir::ReduceKind::kMax}};
+  auto it = kinds.find(name);
+  TORCH_CHECK(it != kinds.end(), op, ": unknown reduce type '", name, "'; expected one of sum, mul, and, or, min, max");
+  return it->second;
+}
+
+// The groups of a manual collective: device ordinals, each device once, all groups of
+// one size; none means one group of every device.
+std::vector<std::vector<int64_t>> DeviceGroups(const std::vector<std::vector<int64_t>>& groups, const char* op) {
+  const int n = runtime::Client::Get().device_count();
+  if (groups.empty()) {
+    std::vector<int64_t> all(n);
+    for (int d = 0; d < n; ++d) all[d] = d;
+    return {all};
+  }
+  std::vector<bool> seen(n, false);
+  std::size_t count = 0;
+  for (const auto& g : groups) {
+    TORCH_CHECK(!g.empty() && g.size() == groups[0].size(), op, ": the groups must all have one size (",
+                groups[0].size(), "), got one of ", g.size());
+    for (int64_t d : g) {
+      TORCH_CHECK(d >= 0 && d < n && !seen[d], op, ": device ", d, " is out of range (", n,
+                  " devices) or in two groups");
+      seen[d] = true;
+      ++count;
+    }
+  }
+  TORCH_CHECK(static_cast<int>(count) == n, op, ": the groups hold ", count, " of the ", n,
+              " devices; every device takes part in a collective of the SPMD program");
+  return groups;
+}
+
+XlaTensorPtr ManualPiece(const at::Tensor& tensor, const char* op) {
+  XlaTensorPtr x = SpmdTensor(tensor, op);
+  TORCH_CHECK(IsManual(x->sharding()) || (x->is_pending() && DependsOnManual(x->pending_ir())), op,
+              ": the tensor ", DescribeTensor(tensor),
+              " is not a manually sharded piece; collectives between the devices run inside manual sharding "
+              "(torch_xla.distributed.spmd.enable_manual_sharding)");
+  return x;
+}
+
+at::Tensor Scaled(at::Tensor t, double scale) { return scale == 1.0 ? t : t * scale; }
+
+}  // namespace
+
+at::Tensor SpmdAllReduce(const std::string& reduce_type, const at::Tensor& input, double scale,
+                         const std::vector<std::vector<int64_t>>& groups) {
+  constexpr const char* kOp = "_xla_spmd_all_reduce";
+  ir::ReduceKind reduce = ReduceKindOf(reduce_type, kOp);
+  XlaTensorPtr x = ManualPiece(input, kOp);
+  ir::Value value = ir::SpmdAllReduce(reduce, x->GetIrValue(), DeviceGroups(groups, kOp));
+  return Scaled(AtenFromIr(value, x->device()), scale);
+}
+
+at::Tensor SpmdReduceScatter(const std::string& reduce_type, const at::Tensor& input, double scale,
+                             int64_t scatter_dim, int64_t shard_count, const std::vector<std::vector<int64_t>>& groups) {
+  constexpr const char* kOp = "_xla_spmd_reduce_scatter";
+  ir::ReduceKind reduce = ReduceKindOf(reduce_type, kOp);
+  XlaTensorPtr x = ManualPiece(input, kOp);
+  std::vector<std::vector<int64_t>> device_groups = DeviceGroups(groups, kOp);
+  TORCH_CHECK(shard_count == static_cast<int64_t>(device_groups[0].size()), kOp, ": shard_count ", shard_count,
+              " differs from the group size ", device_groups[0].size());
+  const int64_t rank = static_cast<int64_t>(x->shape().dims.size());
+  TORCH_CHECK(scatter_dim >= -rank && scatter_dim < rank, kOp, ": scatter dimension ", scatter_dim,
+              " is out of range for a tensor ", DescribeTensor(input));
+  if (scatter_dim < 0) scatter_dim += rank;
+  ir::Value value;
+  try {
+    value = ir::SpmdReduceScatter(reduce, x->GetIrValue(), scatter_dim, device_groups);
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK(false, e.what());
+  }
+  return Scaled(AtenFromIr(value, x->device()), scale);
 }
 
 }  // namespace torch_xla

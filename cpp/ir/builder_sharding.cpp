@@ -1,6 +1,8 @@
 #include "ir/builder_sharding.h"
 
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 namespace torch_xla::ir {
 
@@ -36,6 +38,37 @@ Value SpmdShardToFull(const Value& value, const runtime::Sharding& full, const S
   Attrs attrs;
   attrs.ints = full.Encode();
   return Value(std::make_shared<Node>(SpmdShardToFullOp(), std::vector<Value>{value}, full_shape, std::move(attrs)));
+}
+
+namespace {
+
+// Attrs: reduce kind, dim, group count, group size, then the groups' devices.
+Attrs CollectiveAttrsOf(ReduceKind reduce, int64_t dim, const std::vector<std::vector<int64_t>>& groups) {
+  Attrs attrs;
+  attrs.ints = {static_cast<int64_t>(reduce), dim, static_cast<int64_t>(groups.size()),
+                groups.empty() ? 0 : static_cast<int64_t>(groups[0].size())};
+  for (const auto& g : groups) attrs.ints.insert(attrs.ints.end(), g.begin(), g.end());
+  return attrs;
+}
+
+}  // namespace
+
+Value SpmdAllReduce(ReduceKind reduce, const Value& value, const std::vector<std::vector<int64_t>>& groups) {
+  static const OpKind kind = OpKind::Get("xla::spmd_all_reduce");
+  return Value(std::make_shared<Node>(kind, std::vector<Value>{value}, value.shape(), CollectiveAttrsOf(reduce, 0, groups)));
+}
+
+Value SpmdReduceScatter(ReduceKind reduce, const Value& value, int64_t dim,
+                        const std::vector<std::vector<int64_t>>& groups) {
+  static const OpKind kind = OpKind::Get("xla::spmd_reduce_scatter");
+  const int64_t members = groups.empty() ? 1 : static_cast<int64_t>(groups[0].size());
+  if (dim < 0 || dim >= value.shape().rank() || value.shape().dims[dim] % members != 0)
+    throw std::invalid_argument("_xla_spmd_reduce_scatter: dimension " + std::to_string(dim) + " of a value of shape " +
+                                value.shape().ToString() + " does not split into " + std::to_string(members) +
+                                " blocks (one per group member)");
+  Shape out = value.shape();
+  out.dims[dim] /= members;
+  return Value(std::make_shared<Node>(kind, std::vector<Value>{value}, out, CollectiveAttrsOf(reduce, dim, groups)));
 }
 
 }  // namespace torch_xla::ir

@@ -100,6 +100,8 @@ class LoweringContext {
   // parameters, tiled constraints): an op that mixes one with a manual value gets wrong
   // values from XLA, without an error, so LowerNode refuses it.
   void SetTiled(Ssa v) { tiled_.insert(v.id); }
+  // A channel id for a collective between partitions (SPMD), new in the module.
+  int64_t NextChannelId() { return ++channel_ids_; }
 
   // Calls that must run one after another in the order they are lowered: the exchanges
   // with other processes, which meet in the order each process issues them. Each such
@@ -130,6 +132,7 @@ class LoweringContext {
   std::unordered_map<int, Ssa> flat_of_;  // Ssa id -> its one-dimensional form
   std::unordered_set<int> manual_;        // Ssa ids of manual values (SetManual)
   std::unordered_set<int> tiled_;         // Ssa ids of tiled values (SetTiled)
+  int64_t channel_ids_ = 0;               // the last NextChannelId
   std::optional<Ssa> last_ordered_call_;
   std::vector<int> parameter_aliases_;
   std::vector<std::string> parameter_shardings_;  // aliased output per parameter, or -1

@@ -286,6 +286,25 @@ def test_manual_sharding_errors(results, case, kind, words):
   assert r['plain_spec'] == ''
 
 
+def test_collectives_between_manual_pieces(results):
+  r = scenario(results, 'manual_collectives')
+  assert r['sum'] == (torch.ones(8, 8) * 4).tolist()
+  assert r['scaled'] == torch.ones(8, 8).tolist()
+  close(r['max'], r['max_eager'])
+  assert r['scatter0'] == (torch.ones(2, 8) * 4).tolist()
+  assert r['scatter_last'] == (torch.ones(8, 2) * 4).tolist()
+  close(r['paired'], r['paired_eager'])
+  expected = dict(not_manual=['_xla_spmd_all_reduce', 'Float[8, 8]', 'not a manually sharded piece'],
+                  reduce_type=["unknown reduce type 'avg'"], device_twice=['device 1', 'two groups'],
+                  device_missing=['2 of the 4 devices'], shard_count=['shard_count 2', 'group size 4'],
+                  indivisible=['shape', 'does not split into 4 blocks'], scatter_dim=['scatter dimension 2'])
+  for case, words in expected.items():
+    error = r['errors'][case]
+    assert error is not None and error[0] == 'RuntimeError', (case, error)
+    for word in words:
+      assert word in error[1], (case, word, error)
+
+
 def test_global_tensor_from_cpu_shards(results):
   r = scenario(results, 'global_tensor_from_cpu_shards')
   full = torch.arange(16).reshape(4, 4)

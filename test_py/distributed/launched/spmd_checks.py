@@ -401,6 +401,41 @@ def manual_errors():
 
 
 @scenario
+def manual_collectives():
+  # Collectives between the devices' pieces, inside manual sharding (torch_xla's
+  # _xla_spmd_all_reduce / _xla_spmd_reduce_scatter).
+  mesh = xs.Mesh(np.arange(4), (1, 4))
+  all_devices = [[0, 1, 2, 3]]
+  ones = lambda: xs.enable_manual_sharding(torch.ones(8, 8).to('xla'), (None, None), mesh=mesh).global_tensor
+  whole = lambda t: values(xs.disable_manual_sharding(t, (None, None), tuple(t.shape), mesh=mesh))
+  ar, rs = torch_xla._XLAC._xla_spmd_all_reduce, torch_xla._XLAC._xla_spmd_reduce_scatter
+  # Each device's two columns of x, summed within the pairs of devices {0, 1} and {2, 3}.
+  x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
+  pieces = xs.enable_manual_sharding(x.to('xla'), (None, 1), mesh=mesh).global_tensor
+  paired = xs.disable_manual_sharding(ar('sum', pieces, 1.0, [[0, 1], [2, 3]]), (None, 1), (4, 8), mesh=mesh)
+  blocks = x.reshape(4, 4, 2)
+  pair_sums = torch.cat([blocks[:, 0] + blocks[:, 1]] * 2 + [blocks[:, 2] + blocks[:, 3]] * 2, dim=1)
+  return dict(
+      sum=whole(ar('sum', ones(), 1.0, all_devices)),
+      scaled=whole(ar('sum', ones(), 0.25, [])),
+      max=whole(ar('max', xs.enable_manual_sharding(x.to('xla'), (None, 1), mesh=mesh).global_tensor, 1.0, [])),
+      max_eager=values(blocks.amax(1)),
+      scatter0=whole(rs('sum', ones(), 1.0, 0, 4, all_devices)),
+      scatter_last=whole(rs('sum', ones(), 1.0, -1, 4, all_devices)),
+      paired=values(paired), paired_eager=values(pair_sums),
+      errors=dict(
+          not_manual=error_of(lambda: ar('sum', torch.ones(8, 8, device='xla'), 1.0, [])),
+          reduce_type=error_of(lambda: ar('avg', ones(), 1.0, [])),
+          device_twice=error_of(lambda: ar('sum', ones(), 1.0, [[0, 1], [1, 2]])),
+          device_missing=error_of(lambda: ar('sum', ones(), 1.0, [[0, 1]])),
+          shard_count=error_of(lambda: rs('sum', ones(), 1.0, 0, 2, all_devices)),
+          indivisible=error_of(lambda: rs('sum', xs.enable_manual_sharding(
+              torch.ones(6, 8).to('xla'), (None, None), mesh=mesh).global_tensor, 1.0, 0, 4, all_devices)),
+          scatter_dim=error_of(lambda: rs('sum', ones(), 1.0, 2, 4, all_devices)),
+      ))
+
+
+@scenario
 def global_tensor_from_cpu_shards():
   mesh = mesh_2x2()
   from_shards = torch_xla._XLAC._global_tensor_from_cpu_shards
