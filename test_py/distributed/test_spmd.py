@@ -305,6 +305,15 @@ def test_collectives_between_manual_pieces(results):
       assert word in error[1], (case, word, error)
 
 
+def test_mark_sharding_with_gradients_under_aot_function(results):
+  r = scenario(results, 'sharding_under_aot_function')
+  assert r['ops'] == [True, True]  # the forward and backward graphs keep the annotation
+  close(r['y'], r['eager'])
+  close(r['grad'], r['eager_grad'])
+  same_sharding(r['y_spec'], '{devices=[4]0,1,2,3}')
+  same_sharding(r['grad_spec'], '{devices=[4]0,1,2,3}')
+
+
 def test_global_tensor_from_cpu_shards(results):
   r = scenario(results, 'global_tensor_from_cpu_shards')
   full = torch.arange(16).reshape(4, 4)

@@ -436,6 +436,31 @@ def manual_collectives():
 
 
 @scenario
+def sharding_under_aot_function():
+  # AOTAutograd traces MarkShardingFunction into its forward and backward graphs (as the
+  # op xla::aot_mark_sharding), so the output and the gradient come out sharded.
+  from functorch.compile import aot_function, make_boxed_func
+  mesh = xs.get_1d_mesh()
+  graphs = []
+
+  def compiler(gm, _):
+    graphs.append(gm)
+    return make_boxed_func(gm)
+
+  def fn(t):
+    return xs.MarkShardingFunction.apply(torch.sin(t), mesh, (0,)) + 42
+
+  x = torch.randn(8)
+  xx = x.to('xla').requires_grad_(True)
+  y = aot_function(fn, compiler)(xx)
+  y.sum().backward()
+  torch_xla.sync()
+  return dict(y=values(y), eager=values(x.sin() + 42), grad=values(xx.grad), eager_grad=values(x.cos()),
+              y_spec=spec_of(y), grad_spec=spec_of(xx.grad),
+              ops=['aot_mark_sharding' in g.code for g in graphs])
+
+
+@scenario
 def global_tensor_from_cpu_shards():
   mesh = mesh_2x2()
   from_shards = torch_xla._XLAC._global_tensor_from_cpu_shards

@@ -143,10 +143,18 @@ def _aot_mark_sharding_fake(t, mesh, partition_spec):
   return torch.empty_like(t)
 
 
+def _traced(t) -> bool:
+  """Whether `t` stands for a tensor while a graph is traced (torch.compile, or
+  AOTAutograd's functional tracing, as aot_function does), rather than being one."""
+  from torch._subclasses.fake_tensor import FakeTensor
+  from torch._subclasses.functional_tensor import FunctionalTensor
+  return torch.compiler.is_compiling() or isinstance(t, (FunctionalTensor, FakeTensor))
+
+
 def _sharded_copy(t, mesh, partition_spec):
   """A copy of `t` sharded as `partition_spec`: through the op xla::aot_mark_sharding
-  while torch.compile traces, directly otherwise."""
-  if torch.compiler.is_compiling():
+  while a graph is traced (the traced graph keeps the op), directly otherwise."""
+  if _traced(t):
     return _aot_mark_sharding(t, str(mesh), str(partition_spec))
   return mark_sharding(t.clone(), mesh, partition_spec).global_tensor
 
