@@ -201,6 +201,11 @@ Value Reshape(const Value& v, std::vector<int64_t> dims) {
   if (out.numel() != v.shape().numel())
     Fail("reshape: shape " + DimsToString(out.dims) + " is invalid for input of size " +
          std::to_string(v.shape().numel()) + " (" + v.shape().ToString() + ")");
+  // A reshape of a reshape is one reshape of the first one's input (row-major order is
+  // kept through both), and none where that input already has the shape: a view that
+  // flattens dimensions and its inverse leave no op behind (which XLA's SPMD partitioner
+  // needs to keep a sharded minor dimension sharded).
+  if (v.node->op() == kReshape) return Reshape(v.node->operand(0), std::move(out.dims));
   return Value(MakeNode(kReshape, std::vector<Value>{v}, std::move(out)));
 }
 
