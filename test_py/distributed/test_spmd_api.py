@@ -68,6 +68,41 @@ def test_hybrid_mesh_is_the_host_devices_in_order():
     xs.HybridMesh(ici_mesh_shape=(2, 1))
 
 
+def tpu_attributes(coords_by_slice):
+  """Device attributes as a TPU runtime gives them: per slice, the coordinates of its
+  devices in ordinal order (listed here out of order, as the runtime may)."""
+  out, ordinal = [], 0
+  for slice_index, coords in enumerate(coords_by_slice):
+    for c in coords:
+      out.append({'name': f'TPU:{ordinal}', 'coords': list(c), 'core_on_chip': 0, 'slice_index': slice_index})
+      ordinal += 1
+  return out[::-1]
+
+
+def test_hybrid_mesh_follows_the_tpu_torus_of_each_slice(monkeypatch):
+  import torch_xla.core.xla_model as xm
+  # Two slices of 2x2 chips; the ordinals do not follow the coordinates.
+  slice_coords = [(0, 1, 0), (1, 0, 0), (0, 0, 0), (1, 1, 0)]
+  monkeypatch.setattr(xr, 'global_runtime_device_count', lambda: 8)
+  monkeypatch.setattr(xm, 'xla_device_hw', lambda device: 'TPU')
+  monkeypatch.setattr(xr, 'global_runtime_device_attributes', lambda: tpu_attributes([slice_coords] * 2))
+  mesh = xs.HybridMesh(ici_mesh_shape=(2, 2), dcn_mesh_shape=(2, 1), axis_names=('dcn', 'ici'))
+  # Within a slice the last mesh axis runs along the torus's first physical axis: device
+  # 2 at (0, 0), then 1 at (1, 0); the second slice's block below the first.
+  assert mesh.get_logical_mesh().tolist() == [[2, 1], [0, 3], [6, 5], [4, 7]]
+  assert mesh.mesh_shape == (4, 2)
+  with pytest.raises(ValueError, match='give dcn_mesh_shape'):
+    xs.HybridMesh(ici_mesh_shape=(4, 2))
+  with pytest.raises(ValueError, match=r'in 2 slices; dcn_mesh_shape \(4, 1\) asks for 4'):
+    xs.HybridMesh(ici_mesh_shape=(1, 2), dcn_mesh_shape=(4, 1))
+  # One slice of 4 chips: laid out along its torus too.
+  monkeypatch.setattr(xr, 'global_runtime_device_count', lambda: 4)
+  monkeypatch.setattr(xr, 'global_runtime_device_attributes',
+                      lambda: [{k: v for k, v in a.items() if k != 'slice_index'} for a in tpu_attributes([slice_coords])])
+  assert xs.HybridMesh(ici_mesh_shape=(2, 2)).get_logical_mesh().tolist() == [[2, 1], [0, 3]]
+  assert xs.HybridMesh(ici_mesh_shape=(1, 4)).get_logical_mesh().tolist() == [[2, 0, 1, 3]]
+
+
 def test_global_mesh(mesh_2x2):
   previous = xs.get_global_mesh()
   try:

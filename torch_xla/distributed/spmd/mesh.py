@@ -6,6 +6,7 @@ mesh must hold every device of the run, once, as XLA's SPMD partitioner runs one
 over all of them.
 """
 import ast
+import itertools
 from collections import OrderedDict
 from typing import Optional, Sequence, Union
 
@@ -123,9 +124,12 @@ def get_1d_mesh(axis_name: Optional[str] = None) -> Mesh:
 class HybridMesh(Mesh):
   """torch_xla's mesh of devices joined by a fast network (ICI, within a slice) and a
   slower one (DCN, between slices): the mesh shape is ici_mesh_shape times
-  dcn_mesh_shape, axis by axis. This runtime sees the devices of one host as one slice,
-  so dcn_mesh_shape must be all ones (the default) and the devices are laid out in
-  ordinal order."""
+  dcn_mesh_shape, axis by axis. The devices' attributes say which slice each is in
+  (`slice_index`) and, on TPU, where it sits in its slice's torus (`coords`): each slice's
+  devices are laid out as an ici_mesh_shape mesh along the torus (the last mesh axis,
+  the one with the most traffic, on the most physical axes), and the slices as a
+  dcn_mesh_shape grid of such blocks. Without TPU coordinates a slice's devices are laid
+  out in ordinal order; without slices (one host here) dcn_mesh_shape must be all ones."""
 
   def __init__(self, ici_mesh_shape: Sequence[int], dcn_mesh_shape: Optional[Sequence[int]] = None,
                axis_names: Optional[Sequence[str]] = None):
@@ -134,17 +138,114 @@ class HybridMesh(Mesh):
     if len(dcn_mesh_shape) != len(ici_mesh_shape):
       raise ValueError(f'HybridMesh: dcn_mesh_shape {dcn_mesh_shape} and ici_mesh_shape {ici_mesh_shape} '
                        'must have the same number of axes')
-    if int(np.prod(dcn_mesh_shape)) != 1:
-      raise ValueError(f'HybridMesh: dcn_mesh_shape {dcn_mesh_shape} spans several slices; this runtime '
-                       'runs one slice (the devices of this host): leave dcn_mesh_shape out or all ones')
+    attributes = _by_ordinal(list(xr.global_runtime_device_attributes() or []))
+    slices = int(np.prod(dcn_mesh_shape))
+    multislice = bool(attributes) and 'slice_index' in attributes[0]
+    if multislice and slices == 1:
+      raise ValueError('HybridMesh: the devices span several slices; give dcn_mesh_shape, the grid of slices')
+    if not multislice and slices > 1:
+      raise ValueError(f'HybridMesh: dcn_mesh_shape {dcn_mesh_shape} spans several slices; this runtime runs one '
+                       'slice (the devices of this host): leave dcn_mesh_shape out or all ones')
     devices = xr.global_runtime_device_count()
-    if int(np.prod(ici_mesh_shape)) != devices:
-      raise ValueError(f'HybridMesh: ici_mesh_shape {ici_mesh_shape} holds {int(np.prod(ici_mesh_shape))} '
-                       f'devices; the run has {devices}')
+    held = int(np.prod(ici_mesh_shape)) * slices
+    if held != devices:
+      raise ValueError(f'HybridMesh: ici_mesh_shape {ici_mesh_shape} times dcn_mesh_shape {dcn_mesh_shape} holds '
+                       f'{held} devices; the run has {devices}')
     self.ici_mesh_shape = ici_mesh_shape
     self.dcn_mesh_shape = dcn_mesh_shape
+    self.device_attributes = attributes
+    if multislice:
+      mesh = _hybrid_device_mesh(ici_mesh_shape, dcn_mesh_shape, attributes)
+    else:
+      mesh = _slice_device_mesh(ici_mesh_shape, list(range(devices)), attributes)
     mesh_shape = tuple(i * d for i, d in zip(ici_mesh_shape, dcn_mesh_shape))
-    super().__init__(np.arange(devices), mesh_shape, axis_names)
+    super().__init__(mesh.flatten(), mesh_shape, axis_names)
+
+
+def _ordinal_of(attributes) -> Optional[int]:
+  """The ordinal in a device's name ('TPU:3' -> 3), None without one."""
+  try:
+    return int(str(attributes.get('name', '')).rsplit(':', 1)[1])
+  except (IndexError, ValueError):
+    return None
+
+
+def _by_ordinal(attributes):
+  """The devices' attributes in ordinal order (as named), when every one is named."""
+  ordinals = [_ordinal_of(a) for a in attributes]
+  if any(o is None for o in ordinals):
+    return attributes
+  return [a for _, a in sorted(zip(ordinals, attributes), key=lambda pair: pair[0])]
+
+
+def _on_tpu(attributes) -> bool:
+  if not attributes or 'coords' not in attributes[0]:
+    return False
+  import torch_xla
+  import torch_xla.core.xla_model as xm
+  return xm.xla_device_hw(torch_xla.device()) == 'TPU'
+
+
+def _slice_device_mesh(shape, devices, attributes) -> np.ndarray:
+  """The devices of one slice laid out as a mesh of `shape`: along the TPU torus where
+  the devices have coordinates, else in the given order."""
+  if int(np.prod(shape)) != len(devices):
+    raise ValueError(f'HybridMesh: {len(devices)} devices in a slice do not fill a mesh of shape {tuple(shape)}')
+  if not _on_tpu(attributes):
+    return np.asarray(devices).reshape(shape)
+  coords = [tuple(int(c) for c in attributes[d]['coords']) for d in devices]
+  dims = tuple(max(c[axis] for c in coords) + 1 for axis in range(len(coords[0])))
+  if int(np.prod(dims)) != len(devices) or len(set(coords)) != len(devices):
+    raise ValueError(f'HybridMesh: the coordinates of the slice\'s devices {coords} do not fill a torus')
+  physical = np.empty(dims, dtype=np.int64)
+  for c, d in zip(coords, devices):
+    physical[c] = d
+  order = _torus_axes(physical.shape, tuple(shape))
+  return physical.transpose(order).reshape(shape)
+
+
+def _torus_axes(physical_shape, logical_shape):
+  """The physical axes of each logical mesh axis, flattened in logical order (a transpose
+  of the physical mesh). The last logical axis (the most traffic) is placed first, on as
+  many physical axes as give its size, then the others on what is left."""
+  free = list(physical_shape)
+  assignment = [None] * len(logical_shape)
+  for axis in reversed(range(len(logical_shape))):
+    size = logical_shape[axis]
+    if size == 1:
+      assignment[axis] = ()  # takes no physical axis
+      continue
+    for count in range(len(free), 0, -1):
+      for chosen in itertools.combinations(range(len(free)), count):
+        if all(free[i] for i in chosen) and int(np.prod([free[i] for i in chosen])) == size:
+          assignment[axis] = chosen
+          for i in chosen:
+            free[i] = 0
+          break
+      if assignment[axis] is not None:
+        break
+    if assignment[axis] is None:
+      raise ValueError(f'HybridMesh: logical axis {axis} of size {size} of the mesh {tuple(logical_shape)} fits no '
+                       f'set of the physical axes {tuple(physical_shape)} left')
+  # Physical axes of size 1 that no logical axis took go at the end (the reshape drops them).
+  used = [i for chosen in assignment for i in chosen]
+  return used + [i for i in range(len(physical_shape)) if i not in used]
+
+
+def _hybrid_device_mesh(ici_mesh_shape, dcn_mesh_shape, attributes) -> np.ndarray:
+  """Each slice's devices as an ici_mesh_shape block, the blocks in a dcn_mesh_shape grid
+  by slice index."""
+  slices = {}
+  for ordinal, a in enumerate(attributes):
+    slices.setdefault(int(a['slice_index']), []).append(ordinal)
+  groups = [slices[k] for k in sorted(slices)]
+  if int(np.prod(dcn_mesh_shape)) != len(groups):
+    raise ValueError(f'HybridMesh: the devices are in {len(groups)} slices; dcn_mesh_shape {tuple(dcn_mesh_shape)} '
+                     f'asks for {int(np.prod(dcn_mesh_shape))}')
+  blocks = np.empty(dcn_mesh_shape, dtype=object)
+  for index, group in zip(np.ndindex(*dcn_mesh_shape), groups):
+    blocks[index] = _slice_device_mesh(ici_mesh_shape, group, attributes)
+  return np.block(blocks.tolist())
 
 
 _global_mesh = None
