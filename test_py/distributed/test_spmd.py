@@ -173,6 +173,15 @@ def test_batch_sharded_convolution_equals_eager(results):
   assert r['spec'] != ''  # the output stays split over the batch
 
 
+def test_linear_layers_contract_unflattened_inputs_and_equal_eager(results):
+  r = scenario(results, 'linear_layers_keep_the_batch_sharded')
+  for got, want in (('out', 'eager'), ('grad', 'eager_grad'), ('weight_grad', 'eager_weight_grad'),
+                    ('linear_grad', 'eager_linear_grad'), ('bias_grad', 'eager_bias_grad')):
+    torch.testing.assert_close(torch.tensor(r[got]), torch.tensor(r[want]), rtol=1e-4, atol=1e-4)
+  # No product of the flattened [seq * batch, embed] activations.
+  assert r['flattened'] == 0
+
+
 def test_transformer_block_on_a_2d_mesh_equals_eager(results):
   r = scenario(results, 'transformer_block_2d')
   torch.testing.assert_close(torch.tensor(r['out']), torch.tensor(r['eager']), rtol=1e-4, atol=1e-5)

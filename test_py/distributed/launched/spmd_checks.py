@@ -493,6 +493,42 @@ def result_sharding_specs():
               value=values(product), eager=values(a @ b + 1))
 
 
+@scenario
+def linear_layers_keep_the_batch_sharded():
+  # nn.MultiheadAttention (batch_first) on a batch-sharded input: its projections take
+  # a [seq, batch, embed] value and a flattened [seq * batch, embed] view of one. The
+  # program must keep the batch sharded (no all-gather); values and gradients as eager's.
+  torch.manual_seed(3)
+  attention = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+  linear = torch.nn.Linear(16, 8)
+  x = torch.randn(8, 5, 16)
+  mesh = xs.get_1d_mesh('data')
+  xattention = torch.nn.MultiheadAttention(16, 2, batch_first=True).to('xla')
+  xattention.load_state_dict(attention.state_dict())
+  xlinear = torch.nn.Linear(16, 8).to('xla')
+  xlinear.load_state_dict(linear.state_dict())
+  xx = x.to('xla').requires_grad_()
+  xs.mark_sharding(xx, mesh, ('data', None, None))
+
+  def f(attention, linear, x):
+    out, _ = attention(x, x, x, need_weights=False)
+    return linear(out)  # a 3-D input
+
+  out = f(xattention, xlinear, xx)
+  program = torch_xla._XLAC._get_xla_tensors_hlo([out])
+  (out * out).sum().backward()
+  torch_xla.sync()
+  xc = x.clone().requires_grad_()
+  expected = f(attention, linear, xc)
+  (expected * expected).sum().backward()
+  return dict(out=values(out), eager=values(expected), grad=values(xx.grad), eager_grad=values(xc.grad),
+              weight_grad=values(xattention.in_proj_weight.grad), eager_weight_grad=values(attention.in_proj_weight.grad),
+              linear_grad=values(xlinear.weight.grad), eager_linear_grad=values(linear.weight.grad),
+              bias_grad=values(xlinear.bias.grad), eager_bias_grad=values(linear.bias.grad),
+              flattened=sum(line.count('tensor<40x16xf32>') for line in program.splitlines()
+                            if 'stablehlo.dot_general' in line))
+
+
 def main():
   torch.manual_seed(0)
   xr.use_spmd()
