@@ -127,12 +127,13 @@ void MarkSharding(const at::Tensor& tensor, const std::string& text) {
     // Data laid out by one tiling is not silently laid out by another: the user clears
     // the first (as torch_xla asks), or annotates the new layout in the graph.
     std::shared_ptr<const runtime::Sharding> current = x->sharding();
-    if (current && *current == sharding) return;
-    TORCH_CHECK(!current || current->is_replicated(), kMarkSharding, ": the tensor ", DescribeTensor(tensor),
-                " is already sharded as ", current ? current->ToString() : "", "; clear its sharding first "
-                "(torch_xla.distributed.spmd.clear_sharding) to lay it out as ", sharding.ToString(),
-                ", or annotate the new layout in the graph (annotate_custom_sharding)");
-    Reshard(x, sharding);
+    if (!current || *current != sharding) {
+      TORCH_CHECK(!current || current->is_replicated(), kMarkSharding, ": the tensor ", DescribeTensor(tensor),
+                  " is already sharded as ", current ? current->ToString() : "", "; clear its sharding first "
+                  "(torch_xla.distributed.spmd.clear_sharding) to lay it out as ", sharding.ToString(),
+                  ", or annotate the new layout in the graph (annotate_custom_sharding)");
+      Reshard(x, sharding);
+    }
   }
   x->SetSharding(std::make_shared<const runtime::Sharding>(std::move(sharding)));
 }
