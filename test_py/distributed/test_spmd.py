@@ -243,6 +243,13 @@ def test_manual_sharding_round_trip_computes_each_block_as_eager(results):
   close(r['out'], r['eager'])
 
 
+def test_gradients_flow_through_manual_sharding(results):
+  r = scenario(results, 'manual_gradients')
+  close(r['sums'], r['eager'])
+  assert r['grad_shape'] == [8, 8]
+  close(r['grad'], r['eager_grad'])
+
+
 def test_manual_sharding_of_uneven_and_replicated_tensors(results):
   r = scenario(results, 'manual_uneven_and_replicated')
   assert r['uneven_piece'] == [2, 3] and r['replicated_piece'] == [5, 3] and r['xlac_piece'] == [2, 3]

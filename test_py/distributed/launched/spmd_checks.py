@@ -324,6 +324,24 @@ def manual_round_trip():
 
 
 @scenario
+def manual_gradients():
+  # Gradients through manual sharding: each 2x2-mesh device's 4x4 block, its row sums
+  # (per device), squared and summed.
+  mesh = mesh_2x2()
+  x = torch.randn(8, 8)
+  xx = x.to('xla').requires_grad_(True)
+  # Autograd follows the XLA tensors (global_tensor), not their XLAShardedTensor wrappers.
+  pieces = xs.enable_manual_sharding(xx, ('x', 'y'), mesh=mesh).global_tensor
+  sums = xs.disable_manual_sharding(pieces.sin().sum(1, keepdim=True), ('x', 'y'), (8, 2), mesh=mesh).global_tensor
+  sums.square().sum().backward()
+  e = x.clone().requires_grad_(True)
+  eager_sums = torch.cat([blk.sin().sum(1, keepdim=True) for blk in e.split(4, dim=1)], dim=1)
+  eager_sums.square().sum().backward()
+  return dict(sums=values(sums), eager=values(eager_sums), grad=values(xx.grad), eager_grad=values(e.grad),
+              grad_shape=list(xx.grad.shape))
+
+
+@scenario
 def manual_uneven_and_replicated():
   # 5 rows over 4 devices: pieces of 2 rows (the last ones padding); the padding is
   # dropped on the way back. A replicated tensor's piece is the whole tensor.

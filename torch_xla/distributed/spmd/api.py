@@ -199,12 +199,57 @@ def _mark_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor]) -> XLASharde
   return wrap_as_sharded_tensor(t)
 
 
+def _whole(pieces: torch.Tensor, text: str, full_shape) -> torch.Tensor:
+  """The manual pieces put together as the global tensor of `full_shape` laid out by
+  `text`. A value computed from the pieces is marked manual first; one already manual
+  (the pieces themselves, or synced pieces held as data) goes as it is."""
+  if _xlac()._get_xla_sharding_spec(pieces) != '{manual}':
+    _xlac()._mark_manual_sharding(pieces)
+  return _xlac()._spmd_shard_to_full_shape(pieces, text, full_shape, pieces.dtype)
+
+
+def _pieces(whole: torch.Tensor, text: str) -> torch.Tensor:
+  """Each device's piece of `whole` laid out by `text`, through a constraint on a copy
+  (the caller's tensor keeps its layout)."""
+  whole = whole.clone()
+  _xlac()._xla_annotate_custom_sharding(whole, text)
+  return _xlac()._spmd_full_to_shard_shape(whole)
+
+
+class _EnterManual(torch.autograd.Function):
+  """Into manual sharding; the gradient of the pieces leaves it the same way."""
+
+  @staticmethod
+  def forward(ctx, t: torch.Tensor, text: str) -> torch.Tensor:
+    ctx.text, ctx.shape = text, tuple(t.shape)
+    return _xlac()._spmd_full_to_shard_shape(t)
+
+  @staticmethod
+  def backward(ctx, grad: torch.Tensor):
+    return _whole(grad, ctx.text, ctx.shape), None
+
+
+class _LeaveManual(torch.autograd.Function):
+  """Out of manual sharding; the gradient of the whole enters it the same way."""
+
+  @staticmethod
+  def forward(ctx, pieces: torch.Tensor, text: str, full_shape) -> torch.Tensor:
+    ctx.text = text
+    return _whole(pieces, text, full_shape)
+
+  @staticmethod
+  def backward(ctx, grad: torch.Tensor):
+    return _pieces(grad, ctx.text), None, None
+
+
 def enable_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor], partition_spec: PartitionSpec, *,
                            mesh: Optional[Mesh] = None) -> XLAShardedTensor:
   """Shards `t` by `partition_spec` over `mesh` (the global mesh when None) and returns
   each device's shard as a manually sharded tensor: its shape is the shard's, and the
   ops on it run per device as written (no partitioning, no collectives inserted), until
   disable_manual_sharding turns the pieces back into a global tensor, in the same graph.
+  Gradients flow through both (torch_xla's do not): the pieces' gradient leaves manual
+  sharding as the pieces entered it.
 
   >>> xx = enable_manual_sharding(x, (0, 1), mesh=mesh)   # x: 8x8, mesh (1, 4): xx 8x2
   >>> y = disable_manual_sharding(xx * 2, (0, 1), x.shape, mesh=mesh)
@@ -214,7 +259,8 @@ def enable_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor], partition_s
   mesh = _resolve_mesh(mesh, name)
   partition_spec = tuple(partition_spec)
   t = mark_sharding(unwrap_sharded_tensor(t), mesh, partition_spec)
-  shard = _xlac()._spmd_full_to_shard_shape(unwrap_sharded_tensor(t))
+  tensor = unwrap_sharded_tensor(t)
+  shard = _EnterManual.apply(tensor, _xlac()._get_xla_sharding_spec(tensor))
   return wrap_as_sharded_tensor(shard, mesh_shape=mesh.mesh_shape, partition_spec=partition_spec)
 
 
@@ -223,7 +269,7 @@ def disable_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor], partition_
   """The per-device pieces of the manually sharded value `t` put together as the global
   tensor of `full_shape`, sharded by `partition_spec` over `mesh` (the global mesh when
   None). Each piece must have the shard shape of that sharding (RuntimeError naming the
-  shapes otherwise)."""
+  shapes otherwise). The gradient of the result enters manual sharding the same way."""
   name = 'disable_manual_sharding'
   _require_spmd(name)
   mesh = _resolve_mesh(mesh, name)
@@ -231,11 +277,7 @@ def disable_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor], partition_
   tensor = _xla_tensor(t, name)
   full_shape = tuple(int(d) for d in full_shape)
   text = mesh.get_op_sharding(partition_spec, tensor_rank=len(full_shape))
-  # A value computed from the pieces is marked here; one already manual (the pieces
-  # themselves, or synced pieces held as data) goes as it is.
-  if _xlac()._get_xla_sharding_spec(tensor) != '{manual}':
-    _xlac()._mark_manual_sharding(tensor)
-  full = _xlac()._spmd_shard_to_full_shape(tensor, text, full_shape, tensor.dtype)
+  full = _LeaveManual.apply(tensor, text, full_shape)
   return wrap_as_sharded_tensor(full, mesh_shape=mesh.mesh_shape, partition_spec=partition_spec)
 
 
