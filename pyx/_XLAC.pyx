@@ -821,6 +821,33 @@ def _get_xla_sharding_spec(tensor):
     """The tensor's sharding text; '' when it has none."""
     return ShardingSpec(<PyObject*>tensor).decode()
 
+def _get_xla_sharding_specs(tensors):
+    """The sharding text of each tensor ('' for none)."""
+    return [ShardingSpec(<PyObject*>t).decode() for t in tensors]
+
+def _get_xla_op_sharding(tensor):
+    """The tensor's sharding as an OpSharding (its text); None when it has none."""
+    text = ShardingSpec(<PyObject*>tensor).decode()
+    return OpSharding(text) if text else None
+
+def _get_local_shards(tensors):
+    """Per tensor, each device's piece as torch_xla gives it: [(padded CPU data, device
+    name)], in device order."""
+    from torch_xla.distributed.spmd.xla_sharded_tensor import XLAShardedTensor
+    return [[(s.data, s.shard_device) for s in XLAShardedTensor(t).local_shards] for t in tensors]
+
+def _get_local_shard_replica_and_indices(tensors):
+    """Per tensor, each device's [(replica id, indices)]: the indices a list of slices into
+    the global tensor, or Ellipsis where the device holds it whole."""
+    from torch_xla.distributed.spmd.xla_sharded_tensor import XLAShardedTensor
+    return [[(s.replica_id, s.indices) for s in XLAShardedTensor(t).local_shards] for t in tensors]
+
+def _load_local_shards(tensor, shards, devices):
+    """Replaces the sharded tensor's data by one CPU piece per device (padded or not),
+    the devices named as local_shards names them ('CPU:2') or by ordinal."""
+    from torch_xla.distributed.spmd.xla_sharded_tensor import XLAShard, XLAShardedTensor
+    XLAShardedTensor(tensor).load_local_shards_([XLAShard(d, None, dev, 0) for d, dev in zip(shards, devices)])
+
 def _xla_local_shards(tensor):
     """[(CPU tensor, device ordinal)]: each device's shard without padding, by device."""
     return LocalShards(<PyObject*>tensor)

@@ -330,6 +330,16 @@ def test_mark_sharding_with_gradients_under_aot_function(results):
   same_sharding(r['grad_spec'], '{devices=[4]0,1,2,3}')
 
 
+def test_xlac_shard_entry_points(results):
+  r = scenario(results, 'xlac_shard_entry_points')
+  assert r['specs'] == ['{devices=[4]0,1,2,3}', '']
+  assert r['op_sharding'] == '{devices=[4]0,1,2,3}' and r['op_sharding_type'] == 'OpSharding' and r['none'] is None
+  # Padded pieces of 2, the last ones padding; indices of step 1 without the padding.
+  assert r['pieces'] == [[[0., 1.], 'CPU:0'], [[2., 3.], 'CPU:1'], [[4., 0.], 'CPU:2'], [[0., 0.], 'CPU:3']]
+  assert r['placements'] == [[0, [[0, 2, 1]]], [0, [[2, 4, 1]]], [0, [[4, 5, 1]]], [0, [[5, 5, 1]]]]
+  assert r['loaded'] == [-0., -1., -2., -3., -4.]
+
+
 def test_global_tensor_from_cpu_shards(results):
   r = scenario(results, 'global_tensor_from_cpu_shards')
   full = torch.arange(16).reshape(4, 4)

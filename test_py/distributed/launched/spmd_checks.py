@@ -479,6 +479,22 @@ def sharding_under_aot_function():
 
 
 @scenario
+def xlac_shard_entry_points():
+  # torch_xla's _XLAC functions behind XLAShardedTensor, on 5 elements over 4 devices.
+  X = torch_xla._XLAC
+  t = xs.mark_sharding(torch.arange(5.).to('xla'), xs.get_1d_mesh(), (0,)).global_tensor
+  plain = torch.zeros(2).to('xla')
+  pieces = X._get_local_shards([t])[0]
+  placements = X._get_local_shard_replica_and_indices([t])[0]
+  X._load_local_shards(t, [-d for d, _ in pieces], [device for _, device in pieces])
+  return dict(specs=X._get_xla_sharding_specs([t, plain]), op_sharding=X._get_xla_op_sharding(t),
+              op_sharding_type=type(X._get_xla_op_sharding(t)).__name__, none=X._get_xla_op_sharding(plain),
+              pieces=[(values(d), device) for d, device in pieces],
+              placements=[(r, [[i.start, i.stop, i.step] for i in idx]) for r, idx in placements],
+              loaded=values(t))
+
+
+@scenario
 def global_tensor_from_cpu_shards():
   mesh = mesh_2x2()
   from_shards = torch_xla._XLAC._global_tensor_from_cpu_shards
