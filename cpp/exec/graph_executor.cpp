@@ -76,6 +76,13 @@ int SpecialScalarCode(const Node& scalar) {
   return 0;
 }
 
+// An SPMD program's executions, one per launch over every device: torch_xla's
+// ExecuteReplicatedTime (eager mode's one-op graphs count as its other executions do).
+metrics::Metric* ExecuteReplicatedTimeMetric() {
+  static metrics::Metric* replicated = metrics::GetMetric("ExecuteReplicatedTime");
+  return eager_op_sync ? ExecuteTimeMetric() : replicated;
+}
+
 // A graph ready to lower or run: nodes in post-order, parameters in order, roots.
 struct PostOrderGraph {
   std::vector<const Node*> nodes;        // every node, operands before users
@@ -106,6 +113,7 @@ struct PostOrderGraph {
   // Roots that only the device's random number state takes (PT_XLA_DEBUG's analysis
   // counts the outputs for the user's tensors); counted only when debugging.
   std::size_t rng_state_roots = 0;
+  bool inlined_scalars = false;  // some scalar leaves are constants (SpecialScalarCode)
 };
 
 // A graph reads a value that only a loop body being traced has (a region parameter).
@@ -128,7 +136,7 @@ bool ReadsLoopBody(const Value& v) {
   return false;
 }
 
-PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
+PostOrderGraph BuildGraphWith(const std::vector<Value>& roots, bool inline_scalars) {
   // Walk numbers mark visited nodes (Node::MarkVisited); one walk at a time.
   static std::mutex walk_mutex;
   static uint64_t last_walk = 0;
@@ -189,7 +197,8 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
         g.parameter_of[done] = it->second;
         h = ir::HashCombine(h, static_cast<hash_t>(it->second));
       } else if (done->leaf_kind() == ir::LeafKind::kScalar) {
-        if (int special = SpecialScalarCode(*done)) {
+        if (int special = inline_scalars ? SpecialScalarCode(*done) : 0) {
+          g.inlined_scalars = true;
           // A constant of the program, keyed by its value (the graph's hash takes the code
           // through the edges above).
           g.parameter_of[done] = special;
@@ -206,6 +215,15 @@ PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
   // The same IR lowers to other products under another mat mul precision.
   g.hash = ir::HashCombine(h, static_cast<hash_t>(lowering::MatMulPrecisionKey()));
   g.aliased_output.assign(g.parameters.size(), -1);
+  return g;
+}
+
+// A graph with collectives runs the same program on every replica: its scalars are all
+// parameters, so that replicas holding 0 or 1 where others hold other values (a
+// replica's ordinal, a per-replica scale) still run one graph.
+PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
+  PostOrderGraph g = BuildGraphWith(roots, /*inline_scalars=*/true);
+  if (g.inlined_scalars && !g.collectives.empty()) g = BuildGraphWith(roots, /*inline_scalars=*/false);
   return g;
 }
 
@@ -810,7 +828,7 @@ void LaunchSpmd(PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors, con
   std::vector<std::vector<int64_t>> shard_dims;
   for (std::size_t r = 0; r < g.roots.size(); ++r) shard_dims.push_back(g.root_shardings[r].ShardDims(g.roots[r].shape().dims));
   std::vector<std::vector<runtime::BufferPtr>> outputs =
-      client.Execute(*exe, args, devices, donated, std::move(held), shard_dims, ExecuteTimeMetric());
+      client.Execute(*exe, args, devices, donated, std::move(held), shard_dims, ExecuteReplicatedTimeMetric());
   CountDonations(donated.size(), g.donated_to_updates);
   metrics::ScopedTimer timer(WrapTime());
   std::vector<runtime::BufferPtr> results;

@@ -140,7 +140,12 @@ class ContractLastLinear : public torch::autograd::Function<ContractLastLinear> 
 
 bool Eligible(const at::Tensor& input, const at::Tensor& weight, const at::Tensor* bias) {
   if (!runtime::spmd::Enabled() || input.dim() < 2 || weight.dim() != 2) return false;
-  if (!IsXlaTensor(input) || !IsXlaTensor(weight) || (bias != nullptr && !IsXlaTensor(*bias))) return false;
+  // Tensors of a Python subclass (XLAShardedTensor wraps the XLA tensor it holds) take
+  // PyTorch's composite, which dispatches to the subclass.
+  for (const at::Tensor* t : {&input, &weight, bias}) {
+    if (t == nullptr) continue;
+    if (!IsXlaTensor(*t) || t->key_set().has(c10::DispatchKey::Python)) return false;
+  }
   if (!at::isFloatingType(input.scalar_type()) || weight.scalar_type() != input.scalar_type()) return false;
   if (bias != nullptr && (bias->dim() != 1 || bias->scalar_type() != input.scalar_type() ||
                           bias->size(0) != weight.size(0)))

@@ -182,6 +182,12 @@ def test_linear_layers_contract_unflattened_inputs_and_equal_eager(results):
   assert r['flattened'] == 0
 
 
+def test_an_spmd_execution_is_timed_as_replicated(results):
+  # torch_xla's name for an SPMD program's executions (one per launch on every device).
+  r = scenario(results, 'execution_metrics')
+  assert r['replicated'] == 1 and r['single'] is None and r['value'] == [[3.0] * 4] * 2
+
+
 def test_transformer_block_on_a_2d_mesh_equals_eager(results):
   r = scenario(results, 'transformer_block_2d')
   torch.testing.assert_close(torch.tensor(r['out']), torch.tensor(r['eager']), rtol=1e-4, atol=1e-5)

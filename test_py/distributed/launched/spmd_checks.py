@@ -563,6 +563,21 @@ def linear_layers_keep_the_batch_sharded():
                             if 'stablehlo.dot_general' in line))
 
 
+@scenario
+def execution_metrics():
+  import torch_xla.core.xla_model as xm
+  import torch_xla.debug.metrics as met
+  met.clear_all()
+  xt = torch.ones(2, 4).to('xla')
+  xs.mark_sharding(xt, xs.get_1d_mesh('data'), (None, 'data'))
+  xt += 2
+  torch_xla.sync()
+  xm.wait_device_ops()
+  replicated = met.metric_data('ExecuteReplicatedTime')
+  return dict(replicated=replicated[0] if replicated else 0, single=met.metric_data('ExecuteTime'),
+              value=values(xt))
+
+
 def main():
   torch.manual_seed(0)
   xr.use_spmd()
