@@ -96,12 +96,16 @@ def mark_sharding(t: Union[torch.Tensor, XLAShardedTensor], mesh: Optional[Mesh]
   >>> mesh = Mesh(np.arange(4), (2, 2), ('data', 'model'))
   >>> x = mark_sharding(torch.randn(8, 16, device='xla'), mesh, ('data', 'model'))
   """
-  name = 'mark_sharding'
+  return _lay_out(t, mesh, partition_spec, 'mark_sharding', lambda x, text: _xlac()._xla_mark_sharding(x, text))
+
+
+def _lay_out(t, mesh, partition_spec, name, apply):
+  """The layout `partition_spec` over `mesh` (the global mesh when None) as sharding text,
+  given with t's XLA tensor to `apply`; t wrapped as an XLAShardedTensor."""
   _require_spmd(name)
   tensor = _xla_tensor(t, name)
   mesh = _resolve_mesh(mesh, name)
-  text = mesh.get_op_sharding(partition_spec, tensor_rank=tensor.dim())
-  _xlac()._xla_mark_sharding(tensor, text)
+  apply(tensor, mesh.get_op_sharding(partition_spec, tensor_rank=tensor.dim()))
   return wrap_as_sharded_tensor(t, mesh_shape=mesh.mesh_shape, partition_spec=tuple(partition_spec))
 
 
@@ -111,13 +115,8 @@ def annotate_custom_sharding(t: Union[torch.Tensor, XLAShardedTensor], mesh: Opt
   here on, as a constraint in its graph: unlike mark_sharding, data already sharded is
   not moved now (nor refused), the graph that computes `t` next lays it out anew, and
   `t` reports the new sharding at once."""
-  name = 'annotate_custom_sharding'
-  _require_spmd(name)
-  tensor = _xla_tensor(t, name)
-  mesh = _resolve_mesh(mesh, name)
-  text = mesh.get_op_sharding(partition_spec, tensor_rank=tensor.dim())
-  _xlac()._xla_annotate_custom_sharding(tensor, text)
-  return wrap_as_sharded_tensor(t, mesh_shape=mesh.mesh_shape, partition_spec=tuple(partition_spec))
+  return _lay_out(t, mesh, partition_spec, 'annotate_custom_sharding',
+                  lambda x, text: _xlac()._xla_annotate_custom_sharding(x, text))
 
 
 def clear_sharding(t: Union[torch.Tensor, XLAShardedTensor]) -> torch.Tensor:
