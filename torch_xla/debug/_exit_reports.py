@@ -1,7 +1,7 @@
 """Reports written when the process exits, as environment variables ask:
 
 - XLA_METRICS_FILE=<path>: the metrics report (torch_xla.debug.metrics), written to it;
-- PT_XLA_DEBUG_LEVEL=1 (or PT_XLA_DEBUG=1): a short report on stderr: how many graphs
+- PT_XLA_DEBUG_LEVEL >= 1 (or PT_XLA_DEBUG=1): a short report on stderr: how many graphs
   compiled and how long that took, the compile cache's hits, and the ops that ran on the
   CPU fallback with the user's lines that called them.
 """
@@ -12,10 +12,12 @@ import sys
 
 
 def _debug_level():
+  """PT_XLA_DEBUG_LEVEL, or every level (100) for PT_XLA_DEBUG=1 (on, yes, true, y), as
+  the runtime reads them."""
   level = os.environ.get('PT_XLA_DEBUG_LEVEL')
   if level:
     return int(level)
-  return 1 if os.environ.get('PT_XLA_DEBUG') == '1' else 0
+  return 100 if os.environ.get('PT_XLA_DEBUG', '').lower() in ('1', 'on', 'yes', 'true', 'y') else 0
 
 
 def debug_report():
