@@ -51,15 +51,15 @@ inline std::string CallerLocation() {
   return out;
 }
 
-inline std::string CallerStack() {
-  std::string out;
+inline std::vector<ir::Frame> CallerFrames() {
+  std::vector<ir::Frame> frames;
   WalkFrames([&](std::string_view file, int line, std::string_view name) {
-    out = "  " + std::string(file) + ":" + std::to_string(line) + " (" + std::string(name) + ")\n" + out;
+    frames.push_back(ir::Frame{std::string(file), line, std::string(name)});
     return true;
   });
-  return out;
+  return frames;
 }
 
-inline void InstallCallerProviders() { ir::SetCallerProviders(&CallerLocation, &CallerStack); }
+inline void InstallCallerProviders() { ir::SetCallerProviders(&CallerLocation, &CallerFrames); }
 
 }  // namespace torch_xla::python

@@ -8,19 +8,12 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
-#include <string_view>
 #include <unordered_map>
 
 #include "ir/debug_location.h"
 
 namespace torch_xla::exec {
 namespace {
-
-std::string Hex(uint64_t hash) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash));
-  return buf;
-}
 
 // Node ids by position in post-order, for the renderings.
 std::unordered_map<const ir::Node*, std::size_t> Ids(const std::vector<const ir::Node*>& nodes) {
@@ -56,6 +49,12 @@ const char* Env(const char* name) {
 }
 
 }  // namespace
+
+std::string GraphHashText(uint64_t hash) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash));
+  return buf;
+}
 
 std::string GraphText(const std::vector<const ir::Node*>& nodes, const std::vector<ir::Value>& roots) {
   auto ids = Ids(nodes);
@@ -123,7 +122,7 @@ const std::string& SavedGraphFormat() {
 void AppendSavedGraph(uint64_t hash, const std::string& format_name, const std::string& graph) {
   static std::mutex mu;
   std::string record = "[ScheduleSyncTensorsGraph]\nTensorsGraphInfo:\n" + ir::CurrentStack() + "\nHash: " +
-                       Hex(hash) + "\nFormat: " + format_name + "\n\n## BEGIN_GRAPH\n" + graph + "## END_GRAPH\n\n";
+                       GraphHashText(hash) + "\nFormat: " + format_name + "\n\n## BEGIN_GRAPH\n" + graph + "## END_GRAPH\n\n";
   std::lock_guard<std::mutex> lock(mu);
   std::ofstream(Env("XLA_SAVE_TENSORS_FILE"), std::ios::app) << record;
 }
@@ -178,13 +177,11 @@ std::string WhatChanged(const std::vector<std::string>& input_shapes, const std:
 thread_local SyncCause t_cause;
 thread_local const char* t_default_cause = nullptr;
 
-const std::string& Cause(bool compilation) {
-  static const std::string unknown = "a sync of the pending graph";
+// The cause set from Python, else the executor's entry point's.
+std::string Cause(bool compilation) {
   const std::string& set = compilation ? t_cause.compilation : t_cause.execution;
   if (!set.empty()) return set;
-  static thread_local std::string fallback;
-  fallback = t_default_cause != nullptr ? t_default_cause : unknown;
-  return fallback;
+  return t_default_cause != nullptr ? t_default_cause : "a sync of the pending graph";
 }
 
 // The first local process writes the analysis (torchrun's and PJRT's local rank).
@@ -218,27 +215,13 @@ std::vector<std::string> FrameLines() {
     const char* v = Env("PT_XLA_DEBUG_MAX_FRAME");
     return v != nullptr ? std::max(0L, std::atol(v)) : 8L;
   }();
-  // ir::CurrentStack: "  file:line (function)" lines, innermost last.
-  std::vector<std::string> stack;
-  std::istringstream lines(ir::CurrentStack());
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty()) stack.push_back(line);
-  }
   std::vector<std::string> out;
-  for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+  for (const ir::Frame& f : ir::CurrentFrames()) {
     if (static_cast<long>(out.size()) == max_frames) {
       out.push_back("  ..........");
       break;
     }
-    std::string_view frame(*it);
-    frame.remove_prefix(std::min(frame.find_first_not_of(' '), frame.size()));
-    std::size_t open = frame.rfind(" (");
-    if (open == std::string_view::npos || frame.back() != ')') {
-      out.push_back("  " + std::string(frame));
-      continue;
-    }
-    std::string_view function = frame.substr(open + 2, frame.size() - open - 3);
-    out.push_back("  " + std::string(function) + " (" + std::string(frame.substr(0, open)) + ")");
+    out.push_back("  " + f.function + " (" + f.file + ":" + std::to_string(f.line) + ")");
   }
   return out;
 }
@@ -255,7 +238,7 @@ void AnalyzeGraph(const char* prefix, bool compilation, uint64_t hash, std::size
   if (!what_changed.empty()) out += p + "  (" + what_changed + ")\n";
   out += p + "Graph Info: \n";
   if (!t_cause.graph_name.empty()) out += p + "  Graph Name: " + t_cause.graph_name + "\n";
-  out += p + "  Graph Hash: " + Hex(hash) + "\n";
+  out += p + "  Graph Hash: " + GraphHashText(hash) + "\n";
   out += p + "  Number of Graph Inputs: " + std::to_string(inputs) + "\n";
   out += p + "  Number of Graph Outputs: " + std::to_string(outputs) + "\n";
   out += p + "Python Frame Triggered Execution: \n";

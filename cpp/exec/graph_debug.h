@@ -24,6 +24,9 @@ std::string GraphText(const std::vector<const ir::Node*>& nodes, const std::vect
 // The same graph in Graphviz's dot language.
 std::string GraphDot(const std::vector<const ir::Node*>& nodes, const std::vector<ir::Value>& roots);
 
+// A graph's hash as the debugging aids print it: "3f2a9c..." (16 hex digits).
+std::string GraphHashText(uint64_t hash);
+
 // $PT_XLA_DEBUG_LEVEL, or every level (100) for $PT_XLA_DEBUG=1; 0 when unset.
 int DebugLevel();
 

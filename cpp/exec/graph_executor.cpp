@@ -110,9 +110,9 @@ struct PostOrderGraph {
   // Per root: XLA chooses its layout (no tensor of it has one); its sharding above is
   // then the compiled program's.
   std::vector<bool> root_open;
-  // Roots that only the device's random number state takes (PT_XLA_DEBUG's analysis
-  // counts the outputs for the user's tensors); counted only when debugging.
-  std::size_t rng_state_roots = 0;
+  // Per root: only the device's random number state takes it (PT_XLA_DEBUG's analysis
+  // counts the outputs for the user's tensors); filled only when debugging.
+  std::vector<bool> rng_state_root;
   bool inlined_scalars = false;  // some scalar leaves are constants (SpecialScalarCode)
 };
 
@@ -433,13 +433,6 @@ ComputationCache& Cache() {
   return *cache;
 }
 
-// A graph's hash as the debugging aids print it: "3f2a9c..." (16 hex digits).
-std::string GraphId(hash_t hash) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
-
 // What the persistent cache keys an executable by: everything the plugin compiles from
 // (the module, its replicas and their devices, XLA_FLAGS) and the plugin itself. A
 // single-device executable is portable: its device is not part of it.
@@ -466,10 +459,17 @@ void AnalyzeProgram(const runtime::Executable& exe) {
   AnalyzeCompiledProgram(sizes);
 }
 
+// The shapes of the graph's outputs for the user's tensors (not the random number state).
+std::vector<std::string> UserOutputShapes(const PostOrderGraph& g) {
+  std::vector<std::string> shapes;
+  for (std::size_t r = 0; r < g.roots.size(); ++r)
+    if (r >= g.rng_state_root.size() || !g.rng_state_root[r]) shapes.push_back(g.roots[r].shape().ToString());
+  return shapes;
+}
+
 // PT_XLA_DEBUG's analysis of each execution (level 2).
 void AnalyzeRun(const PostOrderGraph& g) {
-  if (DebugLevel() >= 2 && !eager_op_sync)
-    AnalyzeExecution(g.hash, g.parameters.size(), g.roots.size() - g.rng_state_roots);
+  if (DebugLevel() >= 2 && !eager_op_sync) AnalyzeExecution(g.hash, g.parameters.size(), UserOutputShapes(g).size());
 }
 
 // Compiles the graph, or loads its executable from the persistent cache (a second run of
@@ -478,7 +478,7 @@ void AnalyzeRun(const PostOrderGraph& g) {
 runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const std::vector<int>& replica_devices) {
   return Cache().GetOrCompile(key, [&] {
     runtime::trace::TraceScope span("XLAGraphExecutor::Compile");
-    if (span.active()) span.AddArg("graph", GraphId(g.hash));
+    if (span.active()) span.AddArg("graph", GraphHashText(g.hash));
     // An eager op's executable counts from the cache miss: loaded or compiled.
     std::optional<metrics::ScopedTimer> eager_timer;
     if (eager_op_sync) eager_timer.emplace(CompileTimeMetric());
@@ -489,11 +489,9 @@ runtime::ExecutablePtr CompileGraph(const PostOrderGraph& g, hash_t key, const s
     aliases->AddSample(static_cast<double>(
         std::count_if(g.aliased_output.begin(), g.aliased_output.end(), [](int output) { return output >= 0; })));
     if (DebugLevel() >= 1 && !eager_op_sync) {
-      std::vector<std::string> inputs, outputs;
+      std::vector<std::string> inputs;
       for (const Node* p : g.parameters) inputs.push_back(p->shape().ToString());
-      for (const Value& r : g.roots) outputs.push_back(r.shape().ToString());
-      outputs.resize(outputs.size() - g.rng_state_roots);
-      AnalyzeCompilation(g.hash, inputs, outputs, g.nodes.size());
+      AnalyzeCompilation(g.hash, inputs, UserOutputShapes(g), g.nodes.size());
     }
     std::string module;
     {
@@ -675,7 +673,7 @@ void CountDonations(std::size_t count, std::size_t to_updates) {
 // "graph 3f2a... (120 ops, 9 inputs; collectives: all_reduce(f32[10], f32[10, 5]) -> ...)",
 // for the errors of replicated launches.
 std::string DescribeGraph(const PostOrderGraph& g) {
-  std::string out = "graph " + GraphId(g.hash) + " (" + std::to_string(g.nodes.size()) + " ops, " +
+  std::string out = "graph " + GraphHashText(g.hash) + " (" + std::to_string(g.nodes.size()) + " ops, " +
                     std::to_string(g.parameters.size()) + " inputs; collectives: ";
   constexpr std::size_t kMaxListed = 4;
   for (std::size_t i = 0; i < g.collectives.size() && i < kMaxListed; ++i) {
@@ -915,8 +913,10 @@ std::optional<Launch> StartGraph(int device, const std::vector<XlaTensorPtr>& te
     // The state's root, unless a user's tensor has the same value.
     std::vector<int> tensors_of_root(roots.size(), 0);
     for (int r : launch.root_of) ++tensors_of_root[r];
+    g.rng_state_root.assign(roots.size(), false);
     for (std::size_t i = 0; i < tensors.size(); ++i)
-      if (IsRngStateTensor(device, tensors[i].get()) && tensors_of_root[launch.root_of[i]] == 1) ++g.rng_state_roots;
+      if (IsRngStateTensor(device, tensors[i].get()) && tensors_of_root[launch.root_of[i]] == 1)
+        g.rng_state_root[launch.root_of[i]] = true;
   }
   g.roots = std::move(roots);
   g.updated_parameter.assign(g.roots.size(), -1);
@@ -1051,14 +1051,15 @@ void SyncTensors(const std::vector<XlaTensorPtr>& tensors) {
   if (!by_device.empty()) SyncGraphs(by_device, /*all_pending=*/false);
 }
 
-std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors) { return GetGraphProgram(tensors).stablehlo; }
+namespace {
 
-GraphProgram GetGraphProgram(const std::vector<XlaTensorPtr>& tensors) {
+// The graph that computing these tensors would compile (in SPMD mode with its layouts,
+// results XLA lays out unannotated), and its module.
+std::pair<PostOrderGraph, std::string> ProgramOf(const std::vector<XlaTensorPtr>& tensors) {
   std::vector<Value> roots;
   for (const XlaTensorPtr& t : tensors) roots.push_back(t->GetIrValue());
   PostOrderGraph g = BuildGraph(roots);
   g.roots = roots;
-  // In SPMD mode, the program as compiled: its layouts, results XLA lays out unannotated.
   if (runtime::spmd::Enabled()) {
     std::vector<int> root_of(tensors.size());
     for (std::size_t i = 0; i < tensors.size(); ++i) root_of[i] = static_cast<int>(i);
@@ -1067,8 +1068,18 @@ GraphProgram GetGraphProgram(const std::vector<XlaTensorPtr>& tensors) {
   int num_replicas = 1;
   if (!g.collectives.empty())
     num_replicas = static_cast<int>(ir::CollectiveAttrs::FromAttrs(g.collectives[0]->attrs()).num_replicas);
+  std::string module = Lower(g, num_replicas);
+  return {std::move(g), std::move(module)};
+}
+
+}  // namespace
+
+std::string GetStableHlo(const std::vector<XlaTensorPtr>& tensors) { return ProgramOf(tensors).second; }
+
+GraphProgram GetGraphProgram(const std::vector<XlaTensorPtr>& tensors) {
+  auto [g, module] = ProgramOf(tensors);
   GraphProgram program;
-  program.stablehlo = Lower(g, num_replicas);
+  program.stablehlo = std::move(module);
   int device = tensors.empty() ? 0 : tensors[0]->device();
   for (const Node* p : g.parameters) {
     program.parameters.push_back(p->leaf_kind() == ir::LeafKind::kDeviceData

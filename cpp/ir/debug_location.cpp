@@ -8,7 +8,7 @@ namespace torch_xla::ir {
 namespace {
 
 std::atomic<CallerFn> g_caller{nullptr};
-std::atomic<StackFn> g_stack{nullptr};
+std::atomic<FramesFn> g_frames{nullptr};
 
 bool EnvIsOne(const char* name) {
   const char* v = std::getenv(name);
@@ -17,9 +17,9 @@ bool EnvIsOne(const char* name) {
 
 }  // namespace
 
-void SetCallerProviders(CallerFn caller, StackFn stack) {
+void SetCallerProviders(CallerFn caller, FramesFn frames) {
   g_caller.store(caller);
-  g_stack.store(stack);
+  g_frames.store(frames);
 }
 
 std::string CurrentCaller() {
@@ -27,9 +27,16 @@ std::string CurrentCaller() {
   return fn != nullptr ? fn() : "";
 }
 
+std::vector<Frame> CurrentFrames() {
+  FramesFn fn = g_frames.load();
+  return fn != nullptr ? fn() : std::vector<Frame>();
+}
+
 std::string CurrentStack() {
-  StackFn fn = g_stack.load();
-  return fn != nullptr ? fn() : "";
+  std::string out;
+  for (const Frame& f : CurrentFrames())
+    out = "  " + f.file + ":" + std::to_string(f.line) + " (" + f.function + ")\n" + out;
+  return out;
 }
 
 bool IrDebug() {
