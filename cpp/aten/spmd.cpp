@@ -5,12 +5,12 @@
 #include <ATen/ATen.h>
 
 #include <atomic>
-#include <map>
 #include <stdexcept>
 #include <unordered_set>
 
 #include "aten/api.h"
 #include "aten/bridge.h"
+#include "distributed/reduce_type.h"
 #include "exec/graph_executor.h"
 #include "exec/replication.h"
 #include "ir/builder_sharding.h"
@@ -101,6 +101,11 @@ bool DependsOnManual(const ir::Value& value) {
   return false;
 }
 
+// Whether the tensor is a manual piece: marked {manual}, or computed from such a value.
+bool IsManualPiece(const XlaTensorPtr& x) {
+  return IsManual(x->sharding()) || (x->is_pending() && DependsOnManual(x->pending_ir()));
+}
+
 }  // namespace
 
 void UseSpmd() {
@@ -116,7 +121,7 @@ void MarkSharding(const at::Tensor& tensor, const std::string& text) {
   XlaTensorPtr x = SpmdTensor(tensor, kMarkSharding);
   runtime::Sharding sharding = ParseFor(x, tensor, text, kMarkSharding);
   if (sharding.kind() == runtime::Sharding::Kind::kManual) return MarkManualSharding(tensor);
-  TORCH_CHECK(!IsManual(x->sharding()) && !(x->is_pending() && DependsOnManual(x->pending_ir())), kMarkSharding,
+  TORCH_CHECK(!IsManualPiece(x), kMarkSharding,
               ": the tensor ", DescribeTensor(tensor),
               " is manually sharded or computed from a manually sharded value ({manual}: each device's own "
               "piece); turn the pieces back into a global tensor first "
@@ -144,7 +149,7 @@ void AnnotateCustomSharding(const at::Tensor& tensor, const std::string& text) {
   runtime::Sharding sharding = ParseFor(x, tensor, text, kOp);
   TORCH_CHECK(sharding.kind() != runtime::Sharding::Kind::kManual, kOp,
               ": a {manual} layout is set with _mark_manual_sharding");
-  TORCH_CHECK(!IsManual(x->sharding()) && !(x->is_pending() && DependsOnManual(x->pending_ir())), kOp,
+  TORCH_CHECK(!IsManualPiece(x), kOp,
               ": the tensor ", DescribeTensor(tensor),
               " is manually sharded or computed from a manually sharded value; turn the pieces back into a "
               "global tensor first (torch_xla.distributed.spmd.disable_manual_sharding)");
@@ -250,7 +255,7 @@ at::Tensor SpmdFullToShardShape(const at::Tensor& tensor) {
   constexpr const char* kOp = "_spmd_full_to_shard_shape";
   XlaTensorPtr x = SpmdTensor(tensor, kOp);
   std::shared_ptr<const runtime::Sharding> full = x->sharding();
-  TORCH_CHECK(!IsManual(full) && !(x->is_pending() && DependsOnManual(x->pending_ir())), kOp, ": the tensor ",
+  TORCH_CHECK(!IsManualPiece(x), kOp, ": the tensor ",
               DescribeTensor(tensor), " is already manually sharded or computed from a manually sharded value (its "
               "shape is each device's piece)");
   TORCH_CHECK(full, kOp, ": the tensor ", DescribeTensor(tensor),
@@ -354,15 +359,6 @@ at::Tensor GlobalTensorFromCpuShards(const std::vector<at::Tensor>& shards, cons
 
 namespace {
 
-ir::ReduceKind ReduceKindOf(const std::string& name, const char* op) {
-  static const std::map<std::string, ir::ReduceKind> kinds = {
-      {"sum", ir::ReduceKind::kSum}, {"mul", ir::ReduceKind::kProd}, {"and", ir::ReduceKind::kAnd},
-      {"or", ir::ReduceKind::kOr},   {"min", ir::ReduceKind::kMin},  {"max", ir::ReduceKind::kMax}};
-  auto it = kinds.find(name);
-  TORCH_CHECK(it != kinds.end(), op, ": unknown reduce type '", name, "'; expected one of sum, mul, and, or, min, max");
-  return it->second;
-}
-
 // The groups of a manual collective: device ordinals, each device once, all groups of
 // one size; none means one group of every device.
 std::vector<std::vector<int64_t>> DeviceGroups(const std::vector<std::vector<int64_t>>& groups, const char* op) {
@@ -391,7 +387,7 @@ std::vector<std::vector<int64_t>> DeviceGroups(const std::vector<std::vector<int
 
 XlaTensorPtr ManualPiece(const at::Tensor& tensor, const char* op) {
   XlaTensorPtr x = SpmdTensor(tensor, op);
-  TORCH_CHECK(IsManual(x->sharding()) || (x->is_pending() && DependsOnManual(x->pending_ir())), op,
+  TORCH_CHECK(IsManualPiece(x), op,
               ": the tensor ", DescribeTensor(tensor),
               " is not a manually sharded piece; collectives between the devices run inside manual sharding "
               "(torch_xla.distributed.spmd.enable_manual_sharding)");
@@ -405,7 +401,7 @@ at::Tensor Scaled(at::Tensor t, double scale) { return scale == 1.0 ? t : t * sc
 at::Tensor SpmdAllReduce(const std::string& reduce_type, const at::Tensor& input, double scale,
                          const std::vector<std::vector<int64_t>>& groups) {
   constexpr const char* kOp = "_xla_spmd_all_reduce";
-  ir::ReduceKind reduce = ReduceKindOf(reduce_type, kOp);
+  ir::ReduceKind reduce = ParseReduceType(reduce_type, kOp);
   XlaTensorPtr x = ManualPiece(input, kOp);
   ir::Value value = ir::SpmdAllReduce(reduce, x->GetIrValue(), DeviceGroups(groups, kOp));
   return Scaled(AtenFromIr(value, x->device()), scale);
@@ -414,7 +410,7 @@ at::Tensor SpmdAllReduce(const std::string& reduce_type, const at::Tensor& input
 at::Tensor SpmdReduceScatter(const std::string& reduce_type, const at::Tensor& input, double scale,
                              int64_t scatter_dim, int64_t shard_count, const std::vector<std::vector<int64_t>>& groups) {
   constexpr const char* kOp = "_xla_spmd_reduce_scatter";
-  ir::ReduceKind reduce = ReduceKindOf(reduce_type, kOp);
+  ir::ReduceKind reduce = ParseReduceType(reduce_type, kOp);
   XlaTensorPtr x = ManualPiece(input, kOp);
   std::vector<std::vector<int64_t>> device_groups = DeviceGroups(groups, kOp);
   TORCH_CHECK(shard_count == static_cast<int64_t>(device_groups[0].size()), kOp, ": shard_count ", shard_count,

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "distributed/cross_process.h"
+#include "distributed/reduce_type.h"
 #include "ops/kernel_util.h"
 #include "exec/replication.h"
 #include "ir/builder_collectives.h"
@@ -13,16 +14,6 @@ namespace {
 
 using ir::ReduceKind;
 using ir::Value;
-
-ReduceKind ParseReduceType(const std::string& name, const char* op) {
-  static const std::map<std::string, ReduceKind> kinds = {
-      {"sum", ReduceKind::kSum}, {"mul", ReduceKind::kProd}, {"and", ReduceKind::kAnd},
-      {"or", ReduceKind::kOr},   {"min", ReduceKind::kMin},  {"max", ReduceKind::kMax}};
-  auto it = kinds.find(name);
-  TORCH_CHECK(it != kinds.end(), op, ": unknown reduce type '", name,
-              "'; expected one of sum, mul, and, or, min, max");
-  return it->second;
-}
 
 // Runs `body`, turning the IR layer's std::invalid_argument (whose message names the
 // collective already) into a c10::Error.
