@@ -149,6 +149,7 @@ cdef extern from "python_tensors.h" namespace "torch_xla::python":
     void SetRandomStateTensor(PyObject* state) except +RaisePyError
     string GetStableHlo(PyObject* tensors) except +RaisePyError
     object GraphProgramParameters(PyObject* tensors, string* stablehlo) except +RaisePyError
+    int64_t ParameterIdOf(PyObject* parameters, PyObject* tensor) except +RaisePyError
     string GetIrText(PyObject* tensors) except +RaisePyError
     void SyncTensors(PyObject* tensors, cbool wait) except +RaisePyError
     uint64_t TensorId(PyObject* tensor) except +RaisePyError
@@ -401,18 +402,7 @@ class LoweringContext:
     def tensor_parameter_id(self, tensor):
         """The index of the parameter that `tensor`'s device data feeds, or -1."""
         self._built()
-        if tensor.device.type != 'xla':
-            return -1
-        # Only data on the device feeds a parameter (a pending tensor is computed by the graph).
-        listed = [tensor]
-        ir = GetIrText(<PyObject*>listed).decode()
-        if ir.count('\n  %') != 1 or 'xla::device_data()' not in ir:
-            return -1
-        wanted = UnsafeBufferPointer(<PyObject*>tensor)
-        for i, t in enumerate(self._parameters):
-            if t.dim() == tensor.dim() and UnsafeBufferPointer(<PyObject*>t) == wanted:
-                return i
-        return -1
+        return ParameterIdOf(<PyObject*>self._parameters, <PyObject*>tensor)
 
 
 class _LoweringModule:

@@ -88,6 +88,10 @@ inline PyObject* GraphProgramParameters(PyObject* tensors, std::string* stablehl
   return WrapTensors(parameters);
 }
 
+inline int64_t ParameterIdOf(PyObject* parameters, PyObject* tensor) {
+  return torch_xla::ParameterIdOf(UnpackTensors(parameters), UnpackTensor(tensor));
+}
+
 // LoopTrace (aten/loops.h) over Python sequences of tensors.
 inline LoopTrace* NewLoopTrace(PyObject* carried, const std::string& op_name) {
   return new LoopTrace(UnpackTensors(carried), op_name);

@@ -93,6 +93,22 @@ std::pair<std::string, std::vector<at::Tensor>> GetGraphProgram(const std::vecto
   return {std::move(program.stablehlo), std::move(parameters)};
 }
 
+int64_t ParameterIdOf(const std::vector<at::Tensor>& parameters, const at::Tensor& tensor) {
+  constexpr const char* kOp = "LoweringContext.tensor_parameter_id";
+  if (!IsXlaTensor(tensor)) return -1;
+  XlaTensorPtr x = GetXlaTensor(tensor, kOp);
+  // Data, or a pending value that is data itself (a view that folded away).
+  const runtime::Buffer* data = x->buffer().get();
+  if (x->is_pending()) {
+    const ir::Node& node = *x->pending_ir().node;
+    data = node.leaf_kind() == ir::LeafKind::kDeviceData ? node.buffer().get() : nullptr;
+  }
+  if (data == nullptr) return -1;
+  for (std::size_t i = 0; i < parameters.size(); ++i)
+    if (GetXlaTensor(parameters[i], kOp)->buffer().get() == data) return static_cast<int64_t>(i);
+  return -1;
+}
+
 uint64_t TensorId(const at::Tensor& tensor) { return GetXlaTensor(tensor, "_xla_get_tensor_id")->id(); }
 
 bool SetBufferDonation(const at::Tensor& tensor, bool donate) {

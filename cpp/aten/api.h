@@ -38,6 +38,9 @@ std::string GetStableHlo(const std::vector<at::Tensor>& tensors);
 // The StableHLO of computing these tensors and its parameters' values as XLA tensors,
 // in parameter order (_XLAC.lowering.LoweringContext).
 std::pair<std::string, std::vector<at::Tensor>> GetGraphProgram(const std::vector<at::Tensor>& tensors);
+// The index of the parameter among `parameters` (GetGraphProgram's) whose buffer holds
+// `tensor`'s data; -1 when none does or the tensor is computed by the program.
+int64_t ParameterIdOf(const std::vector<at::Tensor>& parameters, const at::Tensor& tensor);
 // Its IR as text, each node with its source line when $XLA_IR_DEBUG=1.
 std::string GetIrText(const std::vector<at::Tensor>& tensors);
 
