@@ -4,7 +4,6 @@ import copy
 import json
 import io
 import os
-import threading
 
 import pytest
 import torch
@@ -12,6 +11,7 @@ import torch
 import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
+from testing.closure_testing import ClosureInBackward
 from testing.device_marks import cpu_device, needs_devices
 
 DEV = xm.xla_device()
@@ -430,25 +430,10 @@ def test_init_xla_lazy_backend_counts_its_registration_once():
   assert met.counter_value('RegisterXLAFunctions') == 1
 
 
-class _ClosureInBackward(torch.autograd.Function):
-  """Queues a step closure from its backward, which PyTorch runs on its autograd thread."""
-
-  @staticmethod
-  def forward(ctx, x, seen):
-    ctx.seen = seen
-    return x * 2
-
-  @staticmethod
-  def backward(ctx, grad):
-    ctx.seen.append(('queued', threading.current_thread() is threading.main_thread()))
-    xm.add_step_closure(lambda g: ctx.seen.append(('ran', g.cpu().tolist())), args=(grad,))
-    return grad * 2, None
-
-
 def test_a_step_closure_queued_by_the_backward_runs_at_the_next_step():
   seen = []
   x = torch.ones(2, device=DEV, requires_grad=True)
-  _ClosureInBackward.apply(x, seen).sum().backward()
+  ClosureInBackward.apply(x, seen).sum().backward()
   assert seen == [('queued', False)]  # on autograd's thread
   xm.mark_step()
   assert seen == [('queued', False), ('ran', [1.0, 1.0])]

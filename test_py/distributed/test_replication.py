@@ -18,6 +18,7 @@ import torch_xla.distributed.xla_multiprocessing as xmp
 import torch_xla.runtime as xr
 import torch_xla.utils.serialization as xser
 from torch_xla.core import _replica
+from testing.closure_testing import ClosureInBackward
 from testing.replica_testing import REPLICAS, RUN_TIMEOUT, run_replicas
 from testing.device_marks import needs_devices
 
@@ -380,28 +381,16 @@ def test_step_closures_run_on_their_own_replica():
 
 def test_step_closures_queued_by_a_replicas_backward_run_at_its_step():
 
-  class ClosureInBackward(torch.autograd.Function):
-
-    @staticmethod
-    def forward(ctx, x, ran):
-      ctx.ran = ran
-      return x * 1
-
-    @staticmethod
-    def backward(ctx, grad):
-      # PyTorch's autograd thread of the replica's device.
-      xm.add_step_closure(lambda g: ctx.ran.append(g.cpu().tolist()), args=(grad,))
-      return grad, None
-
   def replica(index):
-    ran = []
+    seen = []
     x = torch.zeros(2, device=xm.xla_device(), requires_grad=True)
-    ClosureInBackward.apply(x, ran).sum().mul(index + 1).backward()
+    ClosureInBackward.apply(x, seen).sum().mul(index + 1).backward()
     xm.mark_step()
-    return ran
+    return seen
 
-  for index, ran in enumerate(run_replicas(replica)):
-    assert ran == [[float(index + 1)] * 2]
+  # Queued on PyTorch's autograd thread of the replica's device, run at its step.
+  for index, seen in enumerate(run_replicas(replica)):
+    assert seen == [('queued', False), ('ran', [float(index + 1)] * 2)]
 
 
 def test_graphs_without_collectives_may_differ_between_replicas():
