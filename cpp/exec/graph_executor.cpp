@@ -1,6 +1,7 @@
 #include "exec/graph_executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -220,10 +221,17 @@ PostOrderGraph BuildGraphWith(const std::vector<Value>& roots, bool inline_scala
 
 // A graph with collectives runs the same program on every replica: its scalars are all
 // parameters, so that replicas holding 0 or 1 where others hold other values (a
-// replica's ordinal, a per-replica scale) still run one graph.
+// replica's ordinal, a per-replica scale) still run one graph. Once the process has
+// built such a graph (it replicates), every graph keeps its scalars as parameters, so
+// that a replicated step's graph is walked once, not once more without constants.
 PostOrderGraph BuildGraph(const std::vector<Value>& roots) {
-  PostOrderGraph g = BuildGraphWith(roots, /*inline_scalars=*/true);
-  if (g.inlined_scalars && !g.collectives.empty()) g = BuildGraphWith(roots, /*inline_scalars=*/false);
+  static std::atomic<bool> replicating{false};
+  const bool inline_scalars = !replicating.load(std::memory_order_relaxed);
+  PostOrderGraph g = BuildGraphWith(roots, inline_scalars);
+  if (inline_scalars && !g.collectives.empty()) {
+    replicating.store(true, std::memory_order_relaxed);
+    if (g.inlined_scalars) g = BuildGraphWith(roots, /*inline_scalars=*/false);
+  }
   return g;
 }
 
