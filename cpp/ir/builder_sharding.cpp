@@ -1,5 +1,7 @@
 #include "ir/builder_sharding.h"
 
+#include "ir/builder_collectives.h"
+
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -42,13 +44,15 @@ Value SpmdShardToFull(const Value& value, const runtime::Sharding& full, const S
 
 namespace {
 
-// Attrs: reduce kind, dim, group count, group size, then the groups' devices.
+// The replicas' collective attributes (ir/builder_collectives.h), over the partitions of
+// one program: num_replicas 1, groups of device ids.
 Attrs CollectiveAttrsOf(ReduceKind reduce, int64_t dim, const std::vector<std::vector<int64_t>>& groups) {
-  Attrs attrs;
-  attrs.ints = {static_cast<int64_t>(reduce), dim, static_cast<int64_t>(groups.size()),
-                groups.empty() ? 0 : static_cast<int64_t>(groups[0].size())};
-  for (const auto& g : groups) attrs.ints.insert(attrs.ints.end(), g.begin(), g.end());
-  return attrs;
+  CollectiveAttrs a;
+  a.reduce = reduce;
+  a.dim = dim;
+  a.num_replicas = 1;
+  a.groups = groups;
+  return a.ToAttrs();
 }
 
 }  // namespace

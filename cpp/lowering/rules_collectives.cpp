@@ -2,7 +2,8 @@
 // collective with explicit replica groups and no channel handle: the module is compiled
 // once for all replicas (num_replicas in its attributes), so every replica runs the same
 // collective op ids; a channel handle would make all_to_all and collective_permute fail
-// to compile while num_partitions is 1.
+// to compile while num_partitions is 1. Also manual sharding's collectives, between the
+// partitions of an SPMD program (below).
 #include "ir/builder_collectives.h"
 #include "host/kernel_targets.h"
 #include "lowering/lowering_context.h"
@@ -102,6 +103,36 @@ std::vector<Ssa> LowerCrossProcess(LoweringContext& ctx, const Node& node, const
   return {result};
 }
 LoweringRule cross_process_rule("xla::cross_process", LowerCrossProcess);
+
+// The collectives between the per-device pieces of manual sharding (ir/builder_sharding.h):
+// over the partitions of one SPMD program, so each carries a channel id of its own and
+// names devices by their global ids; their results are manual pieces too.
+std::string PartitionCollectiveAttributes(LoweringContext& ctx, const CollectiveAttrs& a) {
+  return "channel_handle = #stablehlo.channel_handle<handle = " + std::to_string(ctx.NextChannelId()) +
+         ", type = 1>, replica_groups = " + GroupsAttribute(a.groups) + ", use_global_device_ids";
+}
+
+std::vector<Ssa> LowerSpmdAllReduce(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  CollectiveAttrs a = CollectiveAttrs::FromAttrs(node.attrs());
+  ElementType type = node.shape().type;
+  std::vector<Ssa> out = ctx.EmitWithRegion("stablehlo.all_reduce", operands, {node.shape()},
+                                            ctx.BinaryRegion(CombineOp(a.reduce, type), type),
+                                            PartitionCollectiveAttributes(ctx, a));
+  ctx.SetManual(out[0]);
+  return out;
+}
+LoweringRule spmd_all_reduce_rule("xla::spmd_all_reduce", LowerSpmdAllReduce);
+
+std::vector<Ssa> LowerSpmdReduceScatter(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  CollectiveAttrs a = CollectiveAttrs::FromAttrs(node.attrs());
+  ElementType type = node.shape().type;
+  std::vector<Ssa> out = ctx.EmitWithRegion(
+      "stablehlo.reduce_scatter", operands, {node.shape()}, ctx.BinaryRegion(CombineOp(a.reduce, type), type),
+      "scatter_dimension = " + std::to_string(a.dim) + " : i64, " + PartitionCollectiveAttributes(ctx, a));
+  ctx.SetManual(out[0]);
+  return out;
+}
+LoweringRule spmd_reduce_scatter_rule("xla::spmd_reduce_scatter", LowerSpmdReduceScatter);
 
 }  // namespace
 }  // namespace torch_xla::lowering

@@ -59,65 +59,6 @@ std::vector<Ssa> LowerShardToFull(LoweringContext& ctx, const Node& node, const 
 }
 LoweringRule shard_to_full_rule("xla::spmd_shard_to_full_shape", LowerShardToFull);
 
-// Manual collectives: over partitions (num_replicas is 1), so each carries a channel id
-// of its own and names devices by their global ids.
-struct ManualCollective {
-  ir::ReduceKind reduce;
-  int64_t dim;
-  std::string groups;  // the replica_groups attribute
-};
-
-ManualCollective ReadCollective(const Node& node) {
-  const std::vector<int64_t>& a = node.attrs().ints;
-  ManualCollective c{static_cast<ir::ReduceKind>(a[0]), a[1], "dense<["};
-  const int64_t count = a[2], size = a[3];
-  for (int64_t g = 0; g < count; ++g) {
-    c.groups += g ? ", [" : "[";
-    for (int64_t i = 0; i < size; ++i) c.groups += (i ? ", " : "") + std::to_string(a[4 + g * size + i]);
-    c.groups += "]";
-  }
-  c.groups += "]> : tensor<" + std::to_string(count) + "x" + std::to_string(size) + "xi64>";
-  return c;
-}
-
-const char* Combine(ir::ReduceKind reduce, ElementType type) {
-  const bool pred = type == ElementType::kPred;
-  switch (reduce) {
-    case ir::ReduceKind::kSum: return "stablehlo.add";
-    case ir::ReduceKind::kProd: return "stablehlo.multiply";
-    case ir::ReduceKind::kMax: return pred ? "stablehlo.or" : "stablehlo.maximum";
-    case ir::ReduceKind::kMin: return pred ? "stablehlo.and" : "stablehlo.minimum";
-    case ir::ReduceKind::kAnd: return "stablehlo.and";
-    case ir::ReduceKind::kOr: return "stablehlo.or";
-  }
-  return "stablehlo.add";
-}
-
-std::string ChannelAttrs(LoweringContext& ctx, const ManualCollective& c) {
-  return "channel_handle = #stablehlo.channel_handle<handle = " + std::to_string(ctx.NextChannelId()) +
-         ", type = 1>, replica_groups = " + c.groups + ", use_global_device_ids";
-}
-
-std::vector<Ssa> LowerSpmdAllReduce(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const ManualCollective c = ReadCollective(node);
-  const ElementType type = node.shape().type;
-  std::vector<Ssa> out = ctx.EmitWithRegion("stablehlo.all_reduce", operands, {node.shape()},
-                                            ctx.BinaryRegion(Combine(c.reduce, type), type), ChannelAttrs(ctx, c));
-  ctx.SetManual(out[0]);
-  return out;
-}
-LoweringRule spmd_all_reduce_rule("xla::spmd_all_reduce", LowerSpmdAllReduce);
-
-std::vector<Ssa> LowerSpmdReduceScatter(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
-  const ManualCollective c = ReadCollective(node);
-  const ElementType type = node.shape().type;
-  std::vector<Ssa> out = ctx.EmitWithRegion(
-      "stablehlo.reduce_scatter", operands, {node.shape()}, ctx.BinaryRegion(Combine(c.reduce, type), type),
-      "scatter_dimension = " + std::to_string(c.dim) + " : i64, " + ChannelAttrs(ctx, c));
-  ctx.SetManual(out[0]);
-  return out;
-}
-LoweringRule spmd_reduce_scatter_rule("xla::spmd_reduce_scatter", LowerSpmdReduceScatter);
 
 }  // namespace
 }  // namespace torch_xla::lowering
