@@ -182,6 +182,14 @@ def indices_shape(indices: Indices, global_shape: Sequence[int]) -> Tuple[int, .
   return tuple(s.stop - s.start for s in indices)
 
 
+def tiled_text(devices: np.ndarray, partial: bool = False) -> str:
+  """The sharding text of a tile assignment: `devices` holds the device id of each tile
+  (one array dimension per tiled dimension, and with `partial` a last one of the devices
+  that replicate each tile)."""
+  text = '{devices=[' + ','.join(str(d) for d in devices.shape) + ']' + ','.join(str(int(d)) for d in devices.flatten())
+  return text + (' last_tile_dim_replicate}' if partial else '}')
+
+
 def op_sharding_text(tile_assignment, group_assignment, replication_groups, sharding_type: int) -> str:
   """The sharding text of torch_xla's OpSharding arguments: the tile assignment (nested
   lists of device ids, one level per tiled dimension) of a TILED sharding; for PARTIAL,
@@ -197,7 +205,7 @@ def op_sharding_text(tile_assignment, group_assignment, replication_groups, shar
     tiles = np.asarray(tile_assignment, dtype=np.int64)
     if tiles.ndim == 0 or tiles.size == 0:
       raise ValueError(f'OpSharding: a TILED sharding needs a tile assignment, got {tile_assignment!r}')
-    return '{devices=[' + ','.join(str(d) for d in tiles.shape) + ']' + ','.join(str(int(d)) for d in tiles.flatten()) + '}'
+    return tiled_text(tiles)
   if kind == ShardingType.PARTIAL:
     groups = np.asarray(group_assignment, dtype=np.int64)
     members = [list(g) for g in replication_groups]
@@ -205,7 +213,5 @@ def op_sharding_text(tile_assignment, group_assignment, replication_groups, shar
       raise ValueError(f'OpSharding: a PARTIAL sharding needs one replication group (all of one size) per '
                        f'tile, got {groups.size} tiles and groups {members}')
     devices = np.asarray([members[int(g)] for g in groups.flatten()], dtype=np.int64)
-    dims = list(groups.shape) + [len(members[0])]
-    return ('{devices=[' + ','.join(str(d) for d in dims) + ']' + ','.join(str(int(d)) for d in devices.flatten()) +
-            ' last_tile_dim_replicate}')
+    return tiled_text(devices.reshape(list(groups.shape) + [len(members[0])]), partial=True)
   raise ValueError(f'OpSharding: sharding type {kind.name} is not supported')

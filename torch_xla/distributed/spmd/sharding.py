@@ -22,6 +22,8 @@ from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from torch_xla.distributed.spmd.hlo_sharding import tiled_text
+
 PartitionSpec = Tuple[Union[Tuple[Union[int, str], ...], int, str, None], ...]
 
 REPLICATED = '{replicated}'
@@ -115,6 +117,4 @@ def sharding_text(logical_mesh: np.ndarray, axis_names: Optional[Sequence[str]],
   dims = devices.shape[:-1] if partial else devices.shape
   if int(np.prod(dims, dtype=np.int64)) == 1:
     return REPLICATED
-  text = '{devices=[' + ','.join(str(d) for d in devices.shape) + ']'
-  text += ','.join(str(int(d)) for d in devices.flatten())
-  return text + (' last_tile_dim_replicate}' if partial else '}')
+  return tiled_text(devices, partial)
