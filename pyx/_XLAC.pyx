@@ -319,17 +319,11 @@ _clear_xla_metrics = _xla_clear_metrics
 def _get_stablehlo(tensors):
     return GetStableHlo(<PyObject*>tensors).decode()
 
-# XLA's names of element types, for LoweringContext.hlo_json().
-_XLA_TYPE_NAMES = {
-    'torch.bool': 'PRED', 'torch.int8': 'S8', 'torch.int16': 'S16', 'torch.int32': 'S32', 'torch.int64': 'S64',
-    'torch.uint8': 'U8', 'torch.uint16': 'U16', 'torch.uint32': 'U32', 'torch.uint64': 'U64',
-    'torch.float16': 'F16', 'torch.bfloat16': 'BF16', 'torch.float32': 'F32', 'torch.float64': 'F64',
-    'torch.complex64': 'C64', 'torch.complex128': 'C128',
-}
-
-
 def _shape_json(t):
-    return {'elementType': _XLA_TYPE_NAMES.get(str(t.dtype), str(t.dtype)), 'dimensions': [str(d) for d in t.shape]}
+    """A tensor's shape as HLO's JSON writes one (XLA's element type names)."""
+    from torch_xla.core._builder_types import PT_XLA_TYPE_MAP
+    element_type = PT_XLA_TYPE_MAP[t.dtype].upper() if t.dtype in PT_XLA_TYPE_MAP else str(t.dtype)
+    return {'elementType': element_type, 'dimensions': [str(d) for d in t.shape]}
 
 
 class LoweringContext:
