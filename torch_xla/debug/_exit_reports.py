@@ -10,14 +10,7 @@ import atexit
 import os
 import sys
 
-
-def _debug_level():
-  """PT_XLA_DEBUG_LEVEL, or every level (100) for PT_XLA_DEBUG=1 (on, yes, true, y), as
-  the runtime reads them."""
-  level = os.environ.get('PT_XLA_DEBUG_LEVEL')
-  if level:
-    return int(level)
-  return 100 if os.environ.get('PT_XLA_DEBUG', '').lower() in ('1', 'on', 'yes', 'true', 'y') else 0
+from torch_xla.debug import _sync_cause
 
 
 def debug_report():
@@ -49,5 +42,5 @@ def install():
   path = os.environ.get('XLA_METRICS_FILE')
   if path:
     atexit.register(_write_metrics, path)
-  if _debug_level() >= 1:
+  if _sync_cause.debug_level() >= 1:
     atexit.register(lambda: sys.stderr.write(debug_report()))
