@@ -15,11 +15,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${VENV:-/tmp/torch_xla_device_venv}
 torch_version=${TORCH_FOR_DEVICE:-2.11.0}
-python_for_venv=${PYTHON_FOR_VENV:-$(command -v python3.12 || ls -d ~/.pyenv/versions/3.12*/bin/python 2>/dev/null | head -1)}
+# A pyenv shim named python3.12 exists even where 3.12 is not the active version: take the
+# first candidate that runs.
+python_for_venv=${PYTHON_FOR_VENV:-}
+if [ -z "$python_for_venv" ]; then
+  for candidate in $(command -v python3.12) ~/.pyenv/versions/3.12*/bin/python; do
+    if "$candidate" -c '' 2>/dev/null; then python_for_venv=$candidate; break; fi
+  done
+fi
 if [ ! -x "$venv/bin/python" ]; then
   "$python_for_venv" -m venv "$venv"
   # The CUDA build of torch from PyPI, with the CUDA libraries it needs to import.
-  "$venv/bin/pip" install -q "torch==$torch_version" numpy cython "scikit-build-core>=0.10" ninja
+  "$venv/bin/pip" install -q "torch==$torch_version" numpy pyyaml cython "scikit-build-core>=0.10" ninja
 fi
 mkdir -p build/device-prebuilt
 cmake -S . -B build/device-prebuilt -G Ninja -DCMAKE_BUILD_TYPE=Release -DTORCH_XLA_BUILD_TESTS=OFF \

@@ -163,6 +163,11 @@ TEST(IrAttrsTest, GatherScatterAndSort) {
   EXPECT_EQ(so.dim, 1);
   EXPECT_TRUE(so.descending);
   ExpectMalformed("sort", [] { SortAttrs::FromAttrs(IntAttrs({1})); });
+
+  const Value start = Constant(1, Shape(ElementType::kS64, {}));
+  Value d = DynamicSlice(Tensor({5, 4}), {start, start}, {2, 4});
+  EXPECT_EQ(d.node->attrs().ints, (Ints{2, 4}));
+  EXPECT_EQ(DynamicSliceAttrs::FromAttrs(d.node->attrs()).sizes, (Ints{2, 4}));
 }
 
 TEST(IrAttrsTest, PoolingAndFft) {

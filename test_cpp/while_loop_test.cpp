@@ -7,6 +7,7 @@
 
 #include "aten/bridge.h"
 #include "ir/builder.h"
+#include "ir/builder_indexing.h"
 #include "ir/region.h"
 #include "xla_test_util.h"
 
@@ -83,6 +84,48 @@ std::string MessageOf(const std::function<void()>& body) {
   }
   ADD_FAILURE() << "expected std::invalid_argument";
   return "";
+}
+
+// A scan: row i of the result is the sum of rows 0..i of x, each step reading its row
+// with dynamic_slice and writing it with dynamic_update_slice at the loop counter.
+TEST(WhileLoopTest, RowsReadAndWrittenAtTheCounter) {
+  at::Tensor x = at::arange(12, at::kFloat).reshape({4, 3});
+  Value xv = GetXlaTensor(test::ToXla(x))->GetIrValue();
+  Value zero = ir::Constant(0, ir::Shape(ElementType::kF32, {4, 3}));
+  Value running = ir::Constant(0, ir::Shape(ElementType::kF32, {1, 3}));
+  std::vector<Value> out = ir::While(
+      {S64(0), xv, zero, running},
+      [](const std::vector<Value>& c) { return ir::Compare(ir::CompareDirection::kLt, c[0], S64(4)); },
+      [](const std::vector<Value>& c) {
+        Value sum = ir::Binary(ir::op::kAdd, c[3], ir::DynamicSlice(c[1], {c[0], S64(0)}, {1, 3}));
+        return std::vector<Value>{ir::Binary(ir::op::kAdd, c[0], S64(1)), c[1],
+                                  ir::DynamicUpdateSlice(c[2], sum, {c[0], S64(0)}), sum};
+      });
+  EXPECT_TRUE(at::equal(AtenFromIr(out[2], 0).cpu(), x.cumsum(0)));
+}
+
+// Starts that would put the block outside the operand are clamped (XLA's semantics).
+TEST(WhileLoopTest, DynamicSliceClampsItsStart) {
+  at::Tensor x = at::arange(6, at::kFloat);
+  Value xv = GetXlaTensor(test::ToXla(x))->GetIrValue();
+  EXPECT_TRUE(at::equal(AtenFromIr(ir::DynamicSlice(xv, {S64(5)}, {2}), 0).cpu(), x.slice(0, 4, 6)));
+  Value two = ir::Constant(-1, ir::Shape(ElementType::kF32, {2}));
+  at::Tensor updated = AtenFromIr(ir::DynamicUpdateSlice(xv, two, {S64(-3)}), 0).cpu();
+  EXPECT_TRUE(at::equal(updated, at::tensor({-1.0f, -1.0f, 2.0f, 3.0f, 4.0f, 5.0f})));
+}
+
+TEST(WhileLoopTest, DynamicSliceChecksItsArguments) {
+  at::Tensor x = test::ToXla(at::zeros({4, 3}));
+  Value xv = GetXlaTensor(x)->GetIrValue();
+  std::string m = MessageOf([&] { ir::DynamicSlice(xv, {S64(0)}, {1, 3}); });
+  EXPECT_NE(m.find("dynamic_slice: 1 start indices for rank 2"), std::string::npos) << m;
+  m = MessageOf([&] { ir::DynamicSlice(xv, {S64(0), S64(0)}, {5, 3}); });
+  EXPECT_NE(m.find("sizes exceed the operand"), std::string::npos) << m;
+  Value f = ir::Constant(0, ir::Shape(ElementType::kF32, {}));
+  m = MessageOf([&] { ir::DynamicSlice(xv, {S64(0), f}, {1, 3}); });
+  EXPECT_NE(m.find("integer scalars of one type"), std::string::npos) << m;
+  m = MessageOf([&] { ir::DynamicUpdateSlice(xv, ir::Constant(0, ir::Shape(ElementType::kF32, {5, 3})), {S64(0), S64(0)}); });
+  EXPECT_NE(m.find("dynamic_update_slice: update larger than the operand"), std::string::npos) << m;
 }
 
 TEST(WhileLoopTest, RegionsAreChecked) {

@@ -13,6 +13,8 @@ namespace {
 const OpKind kGather = OpKind::Get("stablehlo.gather");
 const OpKind kScatter = OpKind::Get("stablehlo.scatter");
 const OpKind kSort = OpKind::Get("stablehlo.sort");
+const OpKind kDynamicSlice = OpKind::Get("stablehlo.dynamic_slice");
+const OpKind kDynamicUpdateSlice = OpKind::Get("stablehlo.dynamic_update_slice");
 
 [[noreturn]] void Fail(const char* op, const std::string& what) {
   throw std::invalid_argument(std::string(op) + ": " + what);
@@ -45,7 +47,45 @@ std::vector<int64_t> BatchDims(const char* op, const Shape& indices, int64_t ind
   return batch;
 }
 
+// Checks the start indices of a dynamic slice of `operand`: one integer scalar per
+// dimension, all of one type.
+void CheckStarts(const char* op, const Shape& operand, const std::vector<Value>& start, const std::string& shapes) {
+  if (static_cast<int64_t>(start.size()) != operand.rank())
+    Fail(op, std::to_string(start.size()) + " start indices for rank " + std::to_string(operand.rank()) + shapes);
+  for (const Value& s : start) {
+    if (s.shape().rank() != 0 || !IsIntegral(s.shape().type) || s.shape().type != start[0].shape().type)
+      Fail(op, "start indices must be integer scalars of one type, got " + s.shape().ToString() + shapes);
+  }
+}
+
 }  // namespace
+
+Value DynamicSlice(const Value& operand, const std::vector<Value>& start, const std::vector<int64_t>& sizes) {
+  const char* op = "dynamic_slice";
+  const Shape& in = operand.shape();
+  const std::string shapes = " (operand " + in.ToString() + ", sizes " + DimsToString(sizes) + ")";
+  CheckStarts(op, in, start, shapes);
+  if (static_cast<int64_t>(sizes.size()) != in.rank()) Fail(op, "sizes do not match the operand's rank" + shapes);
+  for (int64_t i = 0; i < in.rank(); ++i)
+    if (sizes[i] < 0 || sizes[i] > in.dims[i]) Fail(op, "sizes exceed the operand" + shapes);
+  std::vector<Value> operands{operand};
+  operands.insert(operands.end(), start.begin(), start.end());
+  return Value(MakeNode(kDynamicSlice, std::move(operands), Shape(in.type, sizes), DynamicSliceAttrs{sizes}.ToAttrs()));
+}
+
+Value DynamicUpdateSlice(const Value& operand, const Value& update, const std::vector<Value>& start) {
+  const char* op = "dynamic_update_slice";
+  const Shape& in = operand.shape();
+  const Shape& up = update.shape();
+  const std::string shapes = " (operand " + in.ToString() + ", update " + up.ToString() + ")";
+  CheckStarts(op, in, start, shapes);
+  if (up.type != in.type || up.rank() != in.rank()) Fail(op, "update and operand types or ranks differ" + shapes);
+  for (int64_t i = 0; i < in.rank(); ++i)
+    if (up.dims[i] > in.dims[i]) Fail(op, "update larger than the operand" + shapes);
+  std::vector<Value> operands{operand, update};
+  operands.insert(operands.end(), start.begin(), start.end());
+  return Value(MakeNode(kDynamicUpdateSlice, std::move(operands), in, Attrs{}));
+}
 
 Value Gather(const Value& operand, const Value& indices, const std::vector<int64_t>& offset_dims,
              const std::vector<int64_t>& collapsed_slice_dims, const std::vector<int64_t>& start_index_map,
@@ -200,6 +240,17 @@ ScatterAttrs ScatterAttrs::FromAttrs(const Attrs& attrs) {
 }
 
 // [dim, descending (0 or 1)]
+Attrs DynamicSliceAttrs::ToAttrs() const {
+  Attrs attrs;
+  attrs.ints = sizes;
+  return attrs;
+}
+
+DynamicSliceAttrs DynamicSliceAttrs::FromAttrs(const Attrs& attrs) {
+  IntsReader r(attrs, "dynamic_slice");
+  return DynamicSliceAttrs{r.TakeRest()};
+}
+
 Attrs SortAttrs::ToAttrs() const {
   Attrs attrs;
   attrs.ints = {dim, descending ? 1 : 0};

@@ -1,6 +1,7 @@
 #pragma once
 // Constructors of the indexing and sorting IR ops (stablehlo.gather, stablehlo.scatter,
-// stablehlo.sort) with their shape rules. Like ir/builder.h, every function checks its
+// stablehlo.dynamic_slice, stablehlo.dynamic_update_slice, stablehlo.sort) with their
+// shape rules. Like ir/builder.h, every function checks its
 // inputs and throws std::invalid_argument naming the op and the shapes.
 //
 // Index semantics (those of XLA, which cannot check device values before running):
@@ -48,6 +49,21 @@ struct ScatterAttrs {
   Attrs ToAttrs() const;
   static ScatterAttrs FromAttrs(const Attrs& attrs);
 };
+
+// stablehlo.dynamic_slice: the block of `sizes` of `operand` starting at `start` (one
+// integer scalar per dimension, all of one type), each start clamped so the block lies
+// inside the operand. What a loop reads its step's row with (a loop counter as start).
+Value DynamicSlice(const Value& operand, const std::vector<Value>& start, const std::vector<int64_t>& sizes);
+struct DynamicSliceAttrs {
+  std::vector<int64_t> sizes;  // per dimension
+  Attrs ToAttrs() const;
+  static DynamicSliceAttrs FromAttrs(const Attrs& attrs);
+};
+
+// stablehlo.dynamic_update_slice: `operand` with the block `update` (same element type,
+// no larger in any dimension) written at `start`, clamped like DynamicSlice's. XLA
+// writes it in place where the operand has no other use.
+Value DynamicUpdateSlice(const Value& operand, const Value& update, const std::vector<Value>& start);
 
 // stablehlo.sort of `operands` (equal dimensions) along `dim`, ordered by operands[0]
 // (ascending, or descending), stable. Floating NaNs order after every number ascending

@@ -37,6 +37,19 @@ std::vector<Ssa> LowerGather(LoweringContext& ctx, const Node& node, const std::
 }
 LoweringRule gather_rule("stablehlo.gather", LowerGather);
 
+// operands: the operand, then one start index per dimension.
+std::vector<Ssa> LowerDynamicSlice(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  const ir::DynamicSliceAttrs a = ir::DynamicSliceAttrs::FromAttrs(node.attrs());
+  return {ctx.Emit("stablehlo.dynamic_slice", operands, node.shape(), "slice_sizes = " + I64Array(a.sizes))};
+}
+LoweringRule dynamic_slice_rule("stablehlo.dynamic_slice", LowerDynamicSlice);
+
+// operands: the operand, the update, then one start index per dimension.
+std::vector<Ssa> LowerDynamicUpdateSlice(LoweringContext& ctx, const Node& node, const std::vector<Ssa>& operands) {
+  return {ctx.Emit("stablehlo.dynamic_update_slice", operands, node.shape())};
+}
+LoweringRule dynamic_update_slice_rule("stablehlo.dynamic_update_slice", LowerDynamicUpdateSlice);
+
 std::string CombinerRegion(ir::ScatterKind kind, ElementType type) {
   std::string t = Shape(type, {}).ToMlir();
   std::string x = Fresh(), y = Fresh(), r = Fresh();
