@@ -251,6 +251,54 @@ def _child_memory(name, device, steps):
   return {'peak_rss_mb': _peak_rss_mb()}
 
 
+def _xla_host_breakdown(step, steps, wait=True):
+  """Where an XLA step's time goes, per step, waiting for each step (or back to back,
+  where a call that waits for the last step's execution shows in its own time): the Python step
+  (autograd and the optimizer, tracing their ops into the graph; of it, the time inside
+  the lowered kernels), the sync (the graph's hash and lookup, the launch), the wait for
+  the device after it, the device's time from the launch to the completion
+  (ExecuteTime), and the transfers of the batch to the device."""
+  import time
+
+  import torch_xla.core.xla_model as xm
+  import torch_xla.debug.metrics as met
+  xm.wait_device_ops()
+  met.clear_metrics()
+  python_s = sync_s = wait_s = 0.0
+  for _ in range(steps):
+    start = time.perf_counter()
+    step()
+    traced = time.perf_counter()
+    xm.mark_step()
+    launched = time.perf_counter()
+    if wait:
+      xm.wait_device_ops()
+    python_s += traced - start
+    sync_s += launched - traced
+    wait_s += time.perf_counter() - launched
+  xm.wait_device_ops()
+
+  def ms(metric):
+    data = met.metric_data(metric)
+    return data[1] / 1e6 / steps if data else 0.0
+
+  tracing = met.metric_data('LazyTracing')
+  return {'python_step_ms': python_s * 1e3 / steps, 'kernels_ms': ms('LazyTracing'),
+          'ops_traced': tracing[0] / steps if tracing else 0, 'sync_ms': sync_s * 1e3 / steps,
+          'wait_ms': wait_s * 1e3 / steps, 'device_ms': ms('ExecuteTime'), 'to_device_ms': ms('TransferToDeviceTime')}
+
+
+def _child_breakdown(name, steps):
+  import torch
+  import torch_xla.core.xla_model as xm
+  torch.set_num_threads(os.cpu_count())
+  step = make_step(name)(xm.xla_device())
+  for _ in range(3):
+    step()
+    xm.mark_step()
+  return {'model': name, **_xla_host_breakdown(step, steps)}
+
+
 def _child_gpu(name, steps, tf32):
   """One row on the GPU: PyTorch eager CUDA, inductor and the XLA device, one after the
   other in this process."""
@@ -297,6 +345,9 @@ def _child_gpu(name, steps, tf32):
   before = executions[0] if executions else 0
   result = measure(run_xla, xm.wait_device_ops, lambda: xm.get_memory_info(device).get('peak_bytes_used', -2**20))
   row.update({'xla_' + k: v for k, v in result.items()})
+  for wait in (True, False):
+    breakdown = _xla_host_breakdown(xla_step, steps, wait)
+    row.update({('xla_waiting_' if wait else 'xla_b2b_') + k: v for k, v in breakdown.items()})
   row['xla_vs_eager'] = row['xla_ms'] / row['eager_ms']
   row['xla_vs_inductor'] = row['xla_ms'] / row['inductor_ms']
   row['xla_b2b_vs_eager'] = row['xla_b2b_ms'] / row['eager_b2b_ms']
@@ -332,6 +383,8 @@ def main():
   parser.add_argument('--row-timeout', type=float, default=None, help='on a GPU: seconds a row may take')
   parser.add_argument('--steps', type=int, default=None, help='steps per round (default: per row)')
   parser.add_argument('--no-memory', action='store_true', help='skip the peak-memory processes')
+  parser.add_argument('--breakdown', action='store_true',
+                      help='instead of the table: where the XLA step spends its time (host and device)')
   parser.add_argument('--child', nargs=3, metavar=('KIND', 'ROW', 'STEPS'), help=argparse.SUPPRESS)
   args = parser.parse_args()
   if args.child:
@@ -339,6 +392,8 @@ def main():
     if kind == 'timing':
       import torch_xla  # noqa: F401
       row = _child_timing(name, steps)
+    elif kind == 'breakdown':
+      row = _child_breakdown(name, steps)
     elif kind in ('gpu', 'gpu-tf32'):
       row = _child_gpu(name, steps, kind == 'gpu-tf32')
     else:
@@ -348,6 +403,12 @@ def main():
 
   from common import report
   rows = []
+  if args.breakdown:
+    for name in args.rows.split(','):
+      rows.append(_run_child(['breakdown', name, str(args.steps or 10)], timeout=args.row_timeout))
+      print(json.dumps(rows[-1]), flush=True)
+    report(rows)
+    return
   if gpu:
     for name in args.rows.split(','):
       try:
@@ -359,7 +420,10 @@ def main():
       rows.append(row)
       print(json.dumps(row), flush=True)
     if rows:
-      report(rows)
+      # The step times, then where the XLA step's time goes (_xla_host_breakdown).
+      parts = ('xla_waiting_', 'xla_b2b_')
+      report([{k: v for k, v in row.items() if not k.startswith(parts)} for row in rows])
+      report([{'model': row['model'], **{k[4:]: v for k, v in row.items() if k.startswith(parts)}} for row in rows])
     return
   for name in args.rows.split(','):
     steps = args.steps or DEFAULT_STEPS[name]

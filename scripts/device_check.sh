@@ -22,7 +22,8 @@ summary="$report/summary.txt"
 log() { echo "[$(date +%T)] $*" | tee -a "$summary"; }
 has() { [[ "$phases" == *" $1 "* ]]; }
 
-export PJRT_DEVICE=CUDA PYTHONUNBUFFERED=1
+# PJRT_DEVICE=CPU runs the same phases on the CPU device (a dry run of the script).
+export PJRT_DEVICE=${PJRT_DEVICE:-CUDA} PYTHONUNBUFFERED=1
 # Several test processes, and PyTorch's CUDA in the benchmarks, share the GPU with the
 # plugin: it takes memory as it needs it instead of 75% at start.
 export PJRT_ALLOCATOR_PREALLOCATE=${PJRT_ALLOCATOR_PREALLOCATE:-0}
@@ -94,6 +95,6 @@ if has bench; then
   timeout "${BENCH_TIMEOUT:-240}" $py benchmarks/bench_models.py --row-timeout "${ROW_TIMEOUT:-150}" \
     ${BENCH_ARGS:-} >"$report/bench.log" 2>&1
   log "bench: exit $? in $(($(date +%s) - start)) s"
-  grep -v '^{' "$report/bench.log" | tail -12 >>"$summary"
+  grep -v "^{" "$report/bench.log" | tail -20 >>"$summary"
 fi
 log "done"

@@ -1,6 +1,7 @@
 """No CPU-only shortcut leaks to other devices: with XLA_LOWERING_DEVICE_KIND=CUDA the
 CPU device lowers as a GPU does (no host calls into PyTorch's CPU kernels or our host
-kernels, float32 products carrying their precision attribute), and every model of
+kernels, float32 products carrying their precision attribute, the LSTM a loop over its
+time steps), and every model of
 benchmarks/bench_models.py still trains there, fully lowered, with eager's losses.
 
 The models run in one child process (the lowering kind is fixed when the client
@@ -61,6 +62,7 @@ for name in sys.argv[1].split(','):
                                                'torch_xla_pass_through', 'torch_xla_max_pool') if t in text],
                     'custom_calls': text.count('stablehlo.custom_call'),
                     'products': text.count('stablehlo.dot_general') + text.count('stablehlo.convolution'),
+                    'loops': text.count('stablehlo.while'),
                     'precise_products': text.count('precision HIGHEST')}), flush=True)
 '''
 
@@ -87,6 +89,9 @@ def test_model_lowers_without_cpu_shortcuts(results, name):
   assert result['products'] > 0 and result['precise_products'] == 2 * result['products'], result
   for eager, lowered in zip(result['eager'], result['xla']):
     assert abs(eager - lowered) <= 1e-4 * max(1.0, abs(eager)), result
+  # The LSTM's two layers: a loop over the time steps each, forward and backward
+  # (cpp/ops/lstm_loop.cpp), not the steps unrolled.
+  assert result['loops'] == (4 if name == 'lstm' else 0), result
 
 
 PRECISION_CHILD = r'''
