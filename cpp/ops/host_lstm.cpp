@@ -4,7 +4,7 @@
 // is mkldnn_rnn_layer_backward), so the graph holds one host call per layer and
 // direction, forward and backward, and the results are eager's. The checks follow
 // PyTorch's CPU path (aten/native/mkldnn/RNN.cpp): inputs eager itself would not run
-// through oneDNN (other dtypes, oneDNN switched off) take the loop (ops/lstm_loop.cpp).
+// through oneDNN (other dtypes, oneDNN switched off) take the loop (ops/rnn_loop.cpp).
 // The layers always run oneDNN's training form, which also keeps the workspace its
 // backward reads: the graph's shapes must not depend on grad mode at run time. Its
 // values equal the inference form's.
@@ -13,7 +13,7 @@
 
 #include "aten/bridge.h"
 #include "host/aten_ops.h"
-#include "ops/lstm.h"
+#include "ops/rnn.h"
 
 namespace torch_xla {
 namespace {
@@ -35,7 +35,7 @@ bool LstmOnHost(const at::Tensor& input, at::TensorList hx, at::TensorList param
          AllFloatXla(params) && host::HostAtenAvailable();
 }
 
-LstmLayerResult HostLstmLayer(const LstmLayerArgs& a, int64_t num_layers, bool bidirectional) {
+RnnLayerResult HostLstmLayer(const RnnLayerArgs& a, int64_t num_layers, bool bidirectional) {
   const bool has_biases = a.b_ih.defined();
   at::Tensor b_ih = has_biases ? a.b_ih : at::zeros({a.w_ih.size(0)}, a.w_ih.options());
   at::Tensor b_hh = has_biases ? a.b_hh : at::zeros({a.w_hh.size(0)}, a.w_hh.options());

@@ -1,8 +1,9 @@
-"""nn.LSTM as a loop over the time steps that XLA lowers (cpp/ops/lstm_loop.cpp): what
-every device but the CPU's oneDNN path runs. On the CPU device it runs where eager
-PyTorch would not use oneDNN (oneDNN switched off, dtypes other than float32), which is
-how these tests reach it. Outputs, final states and every gradient match eager's; the
-graph holds one loop per layer and direction instead of the unrolled steps."""
+"""nn.LSTM, nn.GRU and nn.RNN as a loop over the time steps that XLA lowers
+(cpp/ops/rnn_loop.cpp): what every device runs, except the LSTM on the CPU device's
+oneDNN path. There the LSTM takes the loop where eager PyTorch would not use oneDNN
+(oneDNN switched off, dtypes other than float32), which is how these tests reach it.
+Outputs, final states and every gradient match eager's; the graph holds one loop per
+layer and direction instead of the unrolled steps."""
 
 import pytest
 import torch
@@ -11,18 +12,28 @@ import torch_xla
 from testing.op_testing import DEV, assert_same, counter, lowered, make
 
 
+CELLS = {
+    'lstm': (torch.nn.LSTM, {}),
+    'gru': (torch.nn.GRU, {}),
+    'rnn_tanh': (torch.nn.RNN, {}),
+    'rnn_relu': (torch.nn.RNN, {'nonlinearity': 'relu'}),
+}
+
+
 def run(module, x, state=None):
   """Output, states and parameter/input gradients of one forward and backward."""
   x = x.detach().clone().requires_grad_(True)
-  out, (h, c) = module(x, state) if state is not None else module(x)
+  out, state = module(x, state) if state is not None else module(x)
+  h, c = state if isinstance(state, tuple) else (state, state.new_zeros(()))
   (out.square().sum() + h.sum() + 2 * c.sum()).backward()
   return [out, h, c, x.grad] + [p.grad for p in module.parameters()]
 
 
-def pair(dtype=torch.float32, **kwargs):
+def pair(dtype=torch.float32, cell='lstm', **kwargs):
+  cls, extra = CELLS[cell]
   torch.manual_seed(0)
-  cpu = torch.nn.LSTM(8, 6, **kwargs).to(dtype)
-  dev = torch.nn.LSTM(8, 6, **kwargs).to(dtype)
+  cpu = cls(8, 6, **extra, **kwargs).to(dtype)
+  dev = cls(8, 6, **extra, **kwargs).to(dtype)
   dev.load_state_dict(cpu.state_dict())
   return cpu, dev.to(DEV)
 
@@ -31,56 +42,59 @@ def without_onednn():
   return torch.backends.mkldnn.flags(enabled=False)
 
 
-@pytest.mark.parametrize('layers,bidirectional,batch_first,bias', [
-    (1, False, False, True), (2, False, True, True), (2, True, False, True), (1, True, True, False)])
-def test_loop_matches_eager(layers, bidirectional, batch_first, bias):
-  cpu, dev = pair(num_layers=layers, bidirectional=bidirectional, batch_first=batch_first, bias=bias)
+@pytest.mark.parametrize('cell,layers,bidirectional,batch_first,bias', [
+    ('lstm', 1, False, False, True), ('lstm', 2, False, True, True), ('lstm', 2, True, False, True),
+    ('lstm', 1, True, True, False), ('gru', 2, True, True, True), ('gru', 1, False, False, False),
+    ('rnn_tanh', 2, True, False, True), ('rnn_relu', 1, True, True, False)])
+def test_loop_matches_eager(cell, layers, bidirectional, batch_first, bias):
+  cpu, dev = pair(cell=cell, num_layers=layers, bidirectional=bidirectional, batch_first=batch_first, bias=bias)
   x = make((3, 5, 8), torch.float32)
   expected = run(cpu, x)
-  with without_onednn(), lowered('lstm'):
+  with without_onednn(), lowered(cell):
     actual = run(dev, x.to(DEV))
     # One loop per layer and direction.
-    assert counter('xla::lstm') == layers * (2 if bidirectional else 1)
+    assert counter('xla::' + cell) == layers * (2 if bidirectional else 1)
     assert counter('xla::mkldnn_rnn_layer') == 0
   assert_same(actual, expected)
 
 
-def test_loop_with_initial_state_and_float64():
-  cpu, dev = pair(torch.float64, num_layers=2)
+@pytest.mark.parametrize('cell', list(CELLS))
+def test_loop_with_initial_state_and_float64(cell):
+  cpu, dev = pair(torch.float64, cell, num_layers=2)
   x = make((4, 3, 8), torch.float64)
   h0, c0 = make((2, 3, 6), torch.float64, seed=1), make((2, 3, 6), torch.float64, seed=2)
-  expected = run(cpu, x, (h0, c0))
-  with lowered('lstm'):  # float64: oneDNN would not take it
-    actual = run(dev, x.to(DEV), (h0.to(DEV), c0.to(DEV)))
+  state = (h0, c0) if cell == 'lstm' else h0
+  expected = run(cpu, x, state)
+  with lowered(cell):  # float64: oneDNN would not take it
+    actual = run(dev, x.to(DEV), tuple(t.to(DEV) for t in state) if cell == 'lstm' else h0.to(DEV))
   assert_same(actual, expected, rtol=1e-10, atol=1e-10)
 
 
-def test_bfloat16_loop_is_as_close_to_float64_as_eager():
+@pytest.mark.parametrize('cell', ['lstm', 'gru'])
+def test_bfloat16_loop_is_as_close_to_float64_as_eager(cell):
   """Gates and cell states in float32 (as cuDNN computes them): no further from the
   float64 result than eager's bfloat16 composite, within twice its error."""
-  torch.manual_seed(0)
-  ref = torch.nn.LSTM(8, 16, num_layers=2).double()
-  eager = torch.nn.LSTM(8, 16, num_layers=2)
+  ref, dev = pair(torch.float64, cell, num_layers=2)
+  eager, _ = pair(torch.bfloat16, cell, num_layers=2)
   eager.load_state_dict(ref.state_dict())
-  eager = eager.to(torch.bfloat16)
-  dev = torch.nn.LSTM(8, 16, num_layers=2)
+  dev = dev.to(torch.bfloat16)
   dev.load_state_dict(ref.state_dict())
-  dev = dev.to(torch.bfloat16).to(DEV)
   x = make((6, 4, 8), torch.float32)
   expected = run(ref, x.double())
   eager_results = run(eager, x.to(torch.bfloat16))
-  with lowered('lstm'):
+  with lowered(cell):
     actual = run(dev, x.to(torch.bfloat16).to(DEV))
   for a, e, r in zip(actual, eager_results, expected):
-    assert a.dtype == torch.bfloat16
+    assert a.dtype == e.dtype
     error = (a.cpu().double() - r).abs().max().item()
     eager_error = (e.double() - r).abs().max().item()
     assert error <= 2 * eager_error + 1e-3, (error, eager_error)
 
 
-def test_double_backward_matches_eager():
+@pytest.mark.parametrize('cell', ['lstm', 'gru', 'rnn_relu'])
+def test_double_backward_matches_eager(cell):
   """A gradient penalty differentiates the layer's backward again (create_graph)."""
-  cpu, dev = pair(bidirectional=True)
+  cpu, dev = pair(cell=cell, bidirectional=True)
 
   def penalty(module, x):
     x = x.clone().requires_grad_(True)
@@ -91,26 +105,28 @@ def test_double_backward_matches_eager():
 
   x = make((3, 2, 8), torch.float32)
   expected = penalty(cpu, x)
-  with without_onednn(), lowered('lstm'):
+  with without_onednn(), lowered(cell):
     actual = penalty(dev, x.to(DEV))
   assert_same(actual, expected)
 
 
-def test_inference_under_no_grad():
-  cpu, dev = pair(num_layers=2)
+@pytest.mark.parametrize('cell', ['lstm', 'gru'])
+def test_inference_under_no_grad(cell):
+  cpu, dev = pair(cell=cell, num_layers=2)
   x = make((4, 3, 8), torch.float32)
   with torch.no_grad():
     expected = cpu(x)
-    with without_onednn(), lowered('lstm'):
+    with without_onednn(), lowered(cell):
       actual = dev(x.to(DEV))
   assert_same(actual[0], expected[0])
-  assert_same(list(actual[1]), list(expected[1]))
+  assert_same(actual[1], expected[1])
 
 
-def test_graph_holds_one_loop_and_two_products_per_layer():
+@pytest.mark.parametrize('cell', list(CELLS))
+def test_graph_holds_one_loop_and_two_products_per_layer(cell):
   """The forward of one layer: the input projection of all steps in one product, and
   the loop whose body holds the recurrent product."""
-  _, dev = pair()
+  _, dev = pair(cell=cell)
   with torch.no_grad(), without_onednn():
     out, _ = dev(make((7, 3, 8), torch.float32).to(DEV))
     text = torch_xla._XLAC._get_stablehlo([out])
