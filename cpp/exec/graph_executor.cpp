@@ -732,6 +732,14 @@ void LaunchSingle(int device, PostOrderGraph& g, const std::vector<XlaTensorPtr>
   for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i]->SetBuffer(outputs[0][root_of[i]]);
 }
 
+// A sharding's fields (its encoding as integers), hashed: part of an SPMD graph's key,
+// made at every sync without writing the sharding's text.
+hash_t ShardingHash(const runtime::Sharding& s) {
+  hash_t h = 0x5a4d;
+  for (int64_t v : s.Encode()) h = ir::HashCombine(h, static_cast<hash_t>(v));
+  return h;
+}
+
 // SPMD: the layouts of the graph's parameters (their data's) and roots (the tensors': set
 // by the user, or that of the data they update), mixed into the graph's key. A root
 // without one is left to XLA's sharding propagation (`propagate`), or replicated.
@@ -752,23 +760,65 @@ void AssignShardings(PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors
       g.root_open[root_of[i]] = false;
     }
   }
-  std::hash<std::string> text_hash;
   hash_t h = ir::HashCombine(structure, static_cast<hash_t>(g.num_partitions));
-  for (const runtime::Sharding& s : g.parameter_shardings) h = ir::HashCombine(h, text_hash(s.ToString()));
+  for (const runtime::Sharding& s : g.parameter_shardings) h = ir::HashCombine(h, ShardingHash(s));
   for (std::size_t r = 0; r < g.roots.size(); ++r)
-    h = ir::HashCombine(h, g.root_open[r] ? 0x09e7 : text_hash(g.root_shardings[r].ToString()) + 1);
+    h = ir::HashCombine(h, g.root_open[r] ? 0x09e7 : ShardingHash(g.root_shardings[r]) + 1);
   g.hash = h;
 }
 
-// SPMD: the buffer of a parameter on `device`: its shard, or a copy of plain data (made
-// before SPMD was on) through the host.
+// SPMD: plain data (made before SPMD was on, on one device) as every device reads it: a
+// copy on each other device, made once through the host and kept while the data lives
+// (device buffers never change), so that later graphs reading it copy nothing. Counter
+// SpmdCopiesOfPlainData: the copies made.
+class PlainDataCopies {
+ public:
+  runtime::BufferPtr On(const runtime::BufferPtr& buffer, int device) {
+    if (buffer->device() == device) return buffer;
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry& e = entries_[buffer.get()];
+    if (e.source.lock() != buffer) e = Entry{buffer, Copies(*buffer)};
+    return e.copies.at(device);
+  }
+  // Forgets the copies of data that no longer exists.
+  void Prune() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::erase_if(entries_, [](const auto& entry) { return entry.second.source.expired(); });
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<runtime::Buffer> source;
+    std::vector<runtime::BufferPtr> copies;  // per device; none on the source's own
+  };
+
+  static std::vector<runtime::BufferPtr> Copies(const runtime::Buffer& buffer) {
+    static metrics::Counter* copies = metrics::GetCounter("SpmdCopiesOfPlainData");
+    runtime::Client& client = runtime::Client::Get();
+    std::string bytes(buffer.byte_size(), '\0');
+    if (!bytes.empty()) client.TransferFromDevice(buffer, bytes.data(), bytes.size());
+    std::vector<runtime::BufferPtr> out(client.device_count());
+    for (int d = 0; d < client.device_count(); ++d) {
+      if (d == buffer.device()) continue;
+      out[d] = client.TransferToDevice(bytes.data(), buffer.type(), buffer.dims(), d);
+      copies->Add();
+    }
+    return out;
+  }
+
+  std::mutex mu_;
+  std::unordered_map<const runtime::Buffer*, Entry> entries_;
+};
+
+PlainDataCopies& PlainCopies() {
+  static PlainDataCopies* copies = new PlainDataCopies();
+  return *copies;
+}
+
+// SPMD: the buffer of a parameter on `device`: its shard, or plain data's copy there.
 runtime::BufferPtr ShardOn(const runtime::BufferPtr& buffer, int device) {
   if (buffer->is_sharded()) return buffer->shards().at(device);
-  if (buffer->device() == device) return buffer;
-  runtime::Client& client = runtime::Client::Get();
-  std::string bytes(buffer->byte_size(), '\0');
-  if (!bytes.empty()) client.TransferFromDevice(*buffer, bytes.data(), bytes.size());
-  return client.TransferToDevice(bytes.data(), buffer->type(), buffer->dims(), device);
+  return PlainCopies().On(buffer, device);
 }
 
 // Runs an SPMD program: one executable for every device, each given its shards of the
@@ -815,6 +865,7 @@ void LaunchSpmd(PostOrderGraph& g, const std::vector<XlaTensorPtr>& tensors, con
     }
   }
   AnalyzeRun(g);
+  PlainCopies().Prune();
   std::vector<std::vector<runtime::Buffer*>> args(n);
   std::vector<runtime::BufferPtr> held;
   {

@@ -213,6 +213,15 @@ def test_loader_lays_batches_out_by_input_sharding(results):
   assert r['values'] == r['eager']
 
 
+def test_data_made_before_spmd_is_copied_to_the_devices_once(results):
+  """Three graphs read a tensor made on the device before use_spmd(): each device but
+  its own gets one copy, at the first graph."""
+  r = scenario(results, 'data_made_before_spmd')
+  for actual, expected in zip(r['values'], r['expected']):
+    close(actual, expected)
+  assert r['copies'] == 3, r
+
+
 def test_replication_is_refused_in_spmd_mode(results):
   r = scenario(results, 'replication_refused')
   assert r['refusal'] is not None and 'SPMD mode' in r['refusal'][1], r

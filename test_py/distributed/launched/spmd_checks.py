@@ -578,8 +578,29 @@ def execution_metrics():
               value=values(xt))
 
 
+# Plain data made on the device before SPMD mode was on (main() makes it).
+MADE_BEFORE_SPMD = []
+
+
+@scenario
+def data_made_before_spmd():
+  import torch_xla.debug.metrics as met
+  (early,) = MADE_BEFORE_SPMD
+  met.clear_counters()
+  results = []
+  for fn in (lambda t: t + t, lambda t: t.sum(0), lambda t: t.t().matmul(t)):
+    result = fn(early)
+    torch_xla.sync()
+    results.append(values(result))
+  expected = [values(fn(torch.arange(8, dtype=torch.float32).reshape(2, 4)))
+              for fn in (lambda t: t + t, lambda t: t.sum(0), lambda t: t.t().matmul(t))]
+  return dict(values=results, expected=expected, copies=met.counter_value('SpmdCopiesOfPlainData') or 0)
+
+
 def main():
   torch.manual_seed(0)
+  MADE_BEFORE_SPMD.append(torch.arange(8, dtype=torch.float32).reshape(2, 4).to('xla'))
+  torch_xla.sync()
   xr.use_spmd()
   report(**scenario.run())
 
