@@ -687,13 +687,21 @@ void Client::TransferFromDevice(const Buffer& buffer, void* dst, std::size_t dst
 
 // ---- compile and execute ---------------------------------------------------------------
 
+namespace {
+
+// The arguments of a compile's trace span: how many replicas or partitions, the module's size.
+void AnnotateCompile(trace::TraceScope& span, const char* count_name, int count, const std::string& mlir_module) {
+  if (!span.active()) return;
+  span.AddArg(count_name, std::to_string(count));
+  span.AddArg("module_bytes", std::to_string(mlir_module.size()));
+}
+
+}  // namespace
+
 ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas,
                               const std::vector<int>& replica_devices) {
   trace::TraceScope span("PjRtComputationClient::Compile");
-  if (span.active()) {
-    span.AddArg("replicas", std::to_string(num_replicas));
-    span.AddArg("module_bytes", std::to_string(mlir_module.size()));
-  }
+  AnnotateCompile(span, "replicas", num_replicas, mlir_module);
   if (num_replicas < 1 || num_replicas > device_count()) {
     throw RuntimeError("Compile: num_replicas " + std::to_string(num_replicas) +
                        " must be in [1, " + std::to_string(device_count()) + "]");
@@ -723,10 +731,7 @@ ExecutablePtr Client::Compile(const std::string& mlir_module, int num_replicas,
 ExecutablePtr Client::CompileSpmd(const std::string& mlir_module, int num_partitions,
                                   const std::vector<bool>& propagate_to_output) {
   trace::TraceScope span("PjRtComputationClient::Compile");
-  if (span.active()) {
-    span.AddArg("partitions", std::to_string(num_partitions));
-    span.AddArg("module_bytes", std::to_string(mlir_module.size()));
-  }
+  AnnotateCompile(span, "partitions", num_partitions, mlir_module);
   if (num_partitions < 1 || num_partitions > device_count()) {
     throw RuntimeError("CompileSpmd: num_partitions " + std::to_string(num_partitions) + " must be in [1, " +
                        std::to_string(device_count()) + "]");
