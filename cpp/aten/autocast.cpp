@@ -4,7 +4,7 @@
 // cast policies (the lists CUDA uses), so a script mixes precision on the device exactly
 // as it would on a GPU: matmuls and convolutions in the autocast dtype (bfloat16 by
 // default on XLA), reductions, norms and losses in float32, mixed-input ops promoted;
-// and torch_xla's three additions to them (below).
+// torch_xla's three additions to them, and the recurrent layers (below).
 #include <ATen/autocast_mode.h>
 #include <torch/library.h>
 
@@ -44,6 +44,13 @@ TORCH_LIBRARY_IMPL(aten, AutocastXLA, m) {
   KERNEL(c10::DeviceType::XLA, relu, lower_precision_fp)
   KERNEL(c10::DeviceType::XLA, max_pool2d, lower_precision_fp)
   KERNEL(c10::DeviceType::XLA, batch_norm, fp32)
+  // Recurrent layers in the lower precision, as eager CUDA's autocast runs cuDNN's RNN
+  // layers (its wrapper of _cudnn_rnn): the loop over the time steps (ops/rnn_loop.cpp)
+  // then takes lower-precision products and computes its gates in float32.
+  KERNEL(c10::DeviceType::XLA, lstm, input, lower_precision_fp)
+  KERNEL(c10::DeviceType::XLA, gru, input, lower_precision_fp)
+  KERNEL(c10::DeviceType::XLA, rnn_tanh, input, lower_precision_fp)
+  KERNEL(c10::DeviceType::XLA, rnn_relu, input, lower_precision_fp)
 
 #undef XLA_AUTOCAST_LOWER_PRECISION
 #undef XLA_AUTOCAST_FP32

@@ -29,6 +29,10 @@ struct RnnLayerArgs {
   const at::Tensor& h0;  // [batch, hidden]
   const at::Tensor& c0;  // LSTM only; undefined for the others
   bool reverse;          // the layer's second direction: steps from last to first
+  // Packed sequences: [steps, batch] bool, where each sequence has a step (the input is
+  // padded). A sequence's states stay as they are over the steps it lacks. Undefined for
+  // a full batch.
+  const at::Tensor& active;
 };
 
 // output [steps, batch, hidden], h_n, c_n [batch, hidden] (c_n undefined but for LSTM).

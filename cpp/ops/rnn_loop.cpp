@@ -88,6 +88,14 @@ Value PreviousStates(const Value& initial, const Value& states, bool reverse) {
 
 Value Below(const Value& i, int64_t steps) { return Cmp(ir::CompareDirection::kLt, i, Index(steps)); }
 
+// Packed sequences: whether each sequence has step t (row t of the [steps, batch] mask),
+// broadcast over `width` columns: [batch, width].
+Value ActiveAt(const Value& active, const Value& t, int64_t width) {
+  const int64_t batch = active.shape().dims[1];
+  Value row = ir::Reshape(ir::DynamicSlice(active, {t, Index(0)}, {1, batch}), {batch});
+  return ir::BroadcastInDim(row, {batch, width}, {0});
+}
+
 // A loop's carried values by name: slots are added before the loop, read and replaced in
 // its body.
 struct Carried {
@@ -113,8 +121,11 @@ struct Weights {
   std::optional<Value> b_ih, b_hh;  // in the accumulation type
 };
 
+// `active` (packed sequences, [steps, batch] pred): the steps each sequence has; over
+// the others its states stay as they are, and so does what the output and the kept cell
+// states record (the backward reads the states before each step from them).
 Forward ForwardLoop(RnnCell cell, const Value& x, const Weights& w, const Value& h0, const std::optional<Value>& c0,
-                    bool reverse, bool keep) {
+                    bool reverse, bool keep, const std::optional<Value>& active) {
   const ElementType type = x.shape().type, acc = AccumulationType(type);
   const int64_t steps = x.shape().dims[0], batch = x.shape().dims[1], hidden = h0.shape().dims[1];
   const bool lstm = cell == RnnCell::kLstm, gru = cell == RnnCell::kGru;
@@ -131,6 +142,7 @@ Forward ForwardLoop(RnnCell cell, const Value& x, const Weights& w, const Value&
   const int b_slot = gru ? c.Add(w.b_hh ? *w.b_hh : Full(0, acc, {3 * hidden})) : -1;
   const int kept_slot = keep && KeptColumns(cell) > 0 ? c.Add(Full(0, acc, {steps, batch, 4 * hidden})) : -1;
   const int cells_slot = keep && lstm ? c.Add(Full(0, acc, {steps, batch, hidden})) : -1;
+  const int active_slot = active ? c.Add(*active) : -1;
   std::vector<Value> out = ir::While(
       c.values, [&](const std::vector<Value>& v) { return Below(v[i_slot], steps); },
       [&](const std::vector<Value>& v) {
@@ -138,6 +150,8 @@ Forward ForwardLoop(RnnCell cell, const Value& x, const Weights& w, const Value&
         const Value& i = v[i_slot];
         Value t = StepOf(i, steps, reverse);
         Value input_part = Row(v[proj_slot], t), recurrent = TimesTransposed(v[h_slot], v[w_slot], acc);
+        std::optional<Value> on;  // packed: where the sequence has this step
+        if (active) on = ActiveAt(v[active_slot], t, hidden);
         Value h_acc;
         switch (cell) {
           case RnnCell::kLstm: {
@@ -146,6 +160,7 @@ Forward ForwardLoop(RnnCell cell, const Value& x, const Weights& w, const Value&
                   g = Tanh(Block(pre, 2, hidden)), o = Sigmoid(Block(pre, 3, hidden));
             Value next_c = Add(Mul(forget, v[c_slot]), Mul(in, g));
             h_acc = Mul(o, Tanh(next_c));
+            if (on) next_c = ir::Select(*on, next_c, v[c_slot]);
             next[c_slot] = next_c;
             if (keep) {
               next[kept_slot] = SetRow(v[kept_slot], ir::Concatenate({in, forget, g, o}, 1), t);
@@ -167,6 +182,7 @@ Forward ForwardLoop(RnnCell cell, const Value& x, const Weights& w, const Value&
           case RnnCell::kRnnRelu: h_acc = Relu(Add(input_part, recurrent)); break;
         }
         Value next_h = ir::Convert(h_acc, type);
+        if (on) next_h = ir::Select(*on, next_h, v[h_slot]);
         next[i_slot] = Add(i, Index(1));
         next[h_slot] = next_h;
         next[out_slot] = SetRow(v[out_slot], next_h, t);
@@ -184,6 +200,7 @@ struct BackwardIn {
   Value previous_h;           // [steps, batch, hidden], accumulation type (GRU)
   Value previous_c;           // (LSTM)
   Value w_hh;
+  std::optional<Value> active;  // packed sequences (ForwardLoop)
 };
 
 struct Backward {
@@ -211,6 +228,7 @@ Backward BackwardLoop(RnnCell cell, const BackwardIn& in, bool reverse) {
   const int prev_c_slot = lstm ? c.Add(in.previous_c) : -1;
   const int prev_h_slot = gru ? c.Add(in.previous_h) : -1;
   const int grads_n_slot = gru ? c.Add(Full(0, acc, {steps, batch, hidden})) : -1;
+  const int active_slot = in.active ? c.Add(*in.active) : -1;
   std::vector<Value> out = ir::While(
       c.values, [&](const std::vector<Value>& v) { return Below(v[i_slot], steps); },
       [&](const std::vector<Value>& v) {
@@ -218,6 +236,8 @@ Backward BackwardLoop(RnnCell cell, const BackwardIn& in, bool reverse) {
         const Value& i = v[i_slot];
         Value t = StepOf(i, steps, !reverse);  // the forward's steps, last first
         Value dh = Add(v[dh_slot], Row(v[dout_slot], t));
+        std::optional<Value> on;  // packed: where the sequence has this step
+        if (in.active) on = ActiveAt(v[active_slot], t, hidden);
         Value d_pre;                              // [batch, gates * hidden]
         std::optional<Value> dh_direct;           // what reaches h_prev other than through W_hh
         switch (cell) {
@@ -231,7 +251,7 @@ Backward BackwardLoop(RnnCell cell, const BackwardIn& in, bool reverse) {
                                      Mul(Mul(dc, Row(v[prev_c_slot], t)), SigmoidSlope(forget)),
                                      Mul(Mul(dc, in_g), TanhSlope(g)), Mul(Mul(dh, tanh_c), SigmoidSlope(o))},
                                     1);
-            next[dc_slot] = Mul(dc, forget);
+            next[dc_slot] = on ? ir::Select(*on, Mul(dc, forget), v[dc_slot]) : Mul(dc, forget);
             break;
           }
           case RnnCell::kGru: {
@@ -243,6 +263,7 @@ Backward BackwardLoop(RnnCell cell, const BackwardIn& in, bool reverse) {
             Value d_z = Mul(Mul(dh, Sub(Row(v[prev_h_slot], t), n)), SigmoidSlope(z));
             // The recurrent product's gradient: n's part is scaled by r.
             d_pre = ir::Concatenate({d_r, d_z, Mul(d_n, r)}, 1);
+            if (on) d_n = ir::Select(*on, d_n, ScalarLike(0, d_n));
             next[grads_n_slot] = SetRow(v[grads_n_slot], d_n, t);
             dh_direct = Mul(dh, z);
             break;
@@ -256,8 +277,11 @@ Backward BackwardLoop(RnnCell cell, const BackwardIn& in, bool reverse) {
             break;
           }
         }
+        // A step a sequence lacks passes its state's gradients through unchanged.
+        if (on) d_pre = ir::Select(ActiveAt(v[active_slot], t, gates * hidden), d_pre, ScalarLike(0, d_pre));
         Value dh_prev = ir::DotGeneral(ir::Convert(d_pre, type), v[w_slot], {}, {}, {1}, {0}, acc);
         if (dh_direct) dh_prev = Add(dh_prev, *dh_direct);
+        if (on) dh_prev = ir::Select(*on, dh_prev, dh);
         next[i_slot] = Add(i, Index(1));
         next[dh_slot] = dh_prev;
         next[grads_slot] = SetRow(v[grads_slot], d_pre, t);
@@ -306,15 +330,17 @@ variable_list CompositeLayer(RnnCell cell, const at::Tensor& x, const at::Tensor
   return {std::get<0>(single), std::get<1>(single).squeeze(0), at::Tensor()};
 }
 
-// inputs: input, w_ih, w_hh, b_ih, b_hh, h0, c0. autograd::Function takes defined tensors
-// only: without biases the weights stand in for them, and h0 for c0 but in an LSTM;
-// they get no gradient through there. Outputs: output, h_n, c_n (h_n again but in an LSTM).
+// inputs: input, w_ih, w_hh, b_ih, b_hh, h0, c0, active. autograd::Function takes defined
+// tensors only: without biases the weights stand in for them, h0 for c0 but in an LSTM
+// and for `active` but for packed sequences; they get no gradient through there.
+// Outputs: output, h_n, c_n (h_n again but in an LSTM).
 class RnnLoopLayer : public torch::autograd::Function<RnnLoopLayer> {
  public:
   static variable_list forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& w_ih,
                                const at::Tensor& w_hh, const at::Tensor& b_ih, const at::Tensor& b_hh,
-                               const at::Tensor& h0, const at::Tensor& c0, int64_t cell_code, bool has_biases,
-                               bool reverse, bool keep_for_backward) {
+                               const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& active,
+                               int64_t cell_code, bool has_biases, bool reverse, bool packed,
+                               bool keep_for_backward) {
     const RnnCell cell = static_cast<RnnCell>(cell_code);
     const char* op = CellName(cell);
     const bool lstm = cell == RnnCell::kLstm;
@@ -325,10 +351,11 @@ class RnnLoopLayer : public torch::autograd::Function<RnnLoopLayer> {
       w.b_ih = ir::Convert(GetIrInput(b_ih, op).v, acc);
       w.b_hh = ir::Convert(GetIrInput(b_hh, op).v, acc);
     }
-    std::optional<Value> c0_v;
+    std::optional<Value> c0_v, active_v;
     if (lstm) c0_v = ir::Convert(GetIrInput(c0, op).v, acc);
+    if (packed) active_v = GetIrInput(active, op).v;
     Forward f = Checked(op, [&] {
-      return ForwardLoop(cell, x.v, w, GetIrInput(h0, op).v, c0_v, reverse, keep_for_backward);
+      return ForwardLoop(cell, x.v, w, GetIrInput(h0, op).v, c0_v, reverse, keep_for_backward, active_v);
     });
     at::Tensor output = AtenFromIr(f.output, x.device);
     at::Tensor h = AtenFromIr(f.h, x.device);
@@ -338,6 +365,7 @@ class RnnLoopLayer : public torch::autograd::Function<RnnLoopLayer> {
     ctx->saved_data["cell"] = cell_code;
     ctx->saved_data["has_biases"] = has_biases;
     ctx->saved_data["reverse"] = reverse;
+    if (packed) ctx->saved_data["active"] = active;
     if (keep_for_backward) {
       ctx->save_for_backward({input, w_ih, w_hh, b_ih, b_hh, h0, c0, output});
       if (f.kept.node) ctx->saved_data["kept"] = AtenFromIr(f.kept, x.device);
@@ -354,7 +382,12 @@ class RnnLoopLayer : public torch::autograd::Function<RnnLoopLayer> {
                                     "(no input required grad when it ran)");
     const bool has_biases = ctx->saved_data["has_biases"].toBool();
     const bool reverse = ctx->saved_data["reverse"].toBool();
-    if (at::GradMode::is_enabled()) return DifferentiableBackward(ctx, cell, saved, grads, has_biases, reverse);
+    const bool packed = ctx->saved_data.count("active") != 0;
+    if (at::GradMode::is_enabled()) {
+      TORCH_CHECK(!packed, op, ": a backward through packed sequences that is differentiated again (create_graph) "
+                               "is not supported on XLA devices; pad the sequences instead");
+      return DifferentiableBackward(ctx, cell, saved, grads, has_biases, reverse);
+    }
     const bool lstm = cell == RnnCell::kLstm;
     const at::Tensor &input = saved[0], &w_ih = saved[1], &w_hh = saved[2], &h0 = saved[5], &c0 = saved[6],
                      &output = saved[7];
@@ -367,6 +400,7 @@ class RnnLoopLayer : public torch::autograd::Function<RnnLoopLayer> {
     in.dh = grad_in(grads[1], h0);
     in.output = ir_of(output);
     in.w_hh = ir_of(w_hh);
+    if (packed) in.active = ir_of(ctx->saved_data["active"].toTensor());
     if (ctx->saved_data.count("kept")) in.kept = ir_of(ctx->saved_data["kept"].toTensor());
     Value h_prev = PreviousStates(ir_of(h0), in.output, reverse);  // input's type
     if (cell == RnnCell::kGru) in.previous_h = ir::Convert(h_prev, acc);
@@ -378,7 +412,7 @@ class RnnLoopLayer : public torch::autograd::Function<RnnLoopLayer> {
     Backward b = Checked(op, [&] { return BackwardLoop(cell, in, reverse); });
     Value d_input_part = ir::Convert(b.d_input_part, type), d_recurrent = ir::Convert(b.d_recurrent, type);
     auto out = [&](const Value& v) { return AtenFromIr(ir::Convert(v, type), x.device); };
-    variable_list result(11);
+    variable_list result(13);
     if (ctx->needs_input_grad(0))
       result[0] = out(ir::DotGeneral(d_input_part, ir_of(w_ih), {}, {}, {2}, {0}, acc));
     if (ctx->needs_input_grad(1)) result[1] = out(ir::DotGeneral(d_input_part, x.v, {}, {}, {0, 1}, {0, 1}, acc));
@@ -409,7 +443,7 @@ class RnnLoopLayer : public torch::autograd::Function<RnnLoopLayer> {
       wrt.push_back(saved[k]);
       slots.push_back(k);
     }
-    variable_list result(11);
+    variable_list result(13);
     if (wrt.empty()) return result;
     for (std::size_t k = 0; k < outputs.size(); ++k) grad_outputs.push_back(ZerosOr(grads[k], outputs[k]));
     variable_list d = torch::autograd::grad(outputs, wrt, grad_outputs, /*retain_graph=*/true,
@@ -442,9 +476,11 @@ RnnLayerResult LoopRnnLayer(RnnCell cell, const RnnLayerArgs& a, bool keep_for_b
   counters[static_cast<int>(cell)]->Add();
   metrics::TracingTimer tracing;
   const bool has_biases = a.b_ih.defined();
+  const bool packed = a.active.defined();
   variable_list out = RnnLoopLayer::apply(a.input, a.w_ih, a.w_hh, has_biases ? a.b_ih : a.w_ih,
                                           has_biases ? a.b_hh : a.w_hh, a.h0, a.c0.defined() ? a.c0 : a.h0,
-                                          static_cast<int64_t>(cell), has_biases, a.reverse, keep_for_backward);
+                                          packed ? a.active : a.h0, static_cast<int64_t>(cell), has_biases,
+                                          a.reverse, packed, keep_for_backward);
   return {out[0], out[1], cell == RnnCell::kLstm ? out[2] : at::Tensor()};
 }
 

@@ -518,11 +518,18 @@ at::Tensor XLANativeFunctions::view_copy(const at::Tensor& self, at::ScalarType 
 
 // as_strided itself reaches the device only below functionalization, from composite
 // kernels that build views of intermediate values (unsqueeze in conv1d's 2-d path,
-// block_diag, ...) and read them; the result is a new value, like the CPU fallback's.
+// block_diag, the slices of pack_padded_sequence, ...) and read them; the result is a
+// new value, like the CPU fallback's. Those kernels compute the geometry from the
+// tensor's own sizes, strides and storage offset, which an XLA tensor reports as those
+// of a contiguous value of its own: the view indexes `self`'s elements, not the storage
+// a user's view shares (as_strided_copy). A slice of a slice read its first slice's
+// offset from there, 0, and got the wrong rows.
 at::Tensor XLANativeFunctions::as_strided(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride,
                                           std::optional<int64_t> storage_offset) {
   XLA_COUNT("as_strided");
-  return as_strided_copy(self, size, stride, storage_offset);
+  TORCH_CHECK(size.size() == stride.size(), "as_strided: mismatch in length of strides and shape (", size, " vs ",
+              stride, ")");
+  return AsStridedOf(self, size, stride, storage_offset.value_or(0));
 }
 
 }  // namespace torch_xla

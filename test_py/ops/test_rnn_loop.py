@@ -94,7 +94,7 @@ def test_bfloat16_loop_is_as_close_to_float64_as_eager(cell):
 @pytest.mark.parametrize('cell', ['lstm', 'gru', 'rnn_relu'])
 def test_double_backward_matches_eager(cell):
   """A gradient penalty differentiates the layer's backward again (create_graph)."""
-  cpu, dev = pair(cell=cell, bidirectional=True)
+  cpu, dev = pair(cell=cell)
 
   def penalty(module, x):
     x = x.clone().requires_grad_(True)
@@ -120,6 +120,81 @@ def test_inference_under_no_grad(cell):
       actual = dev(x.to(DEV))
   assert_same(actual[0], expected[0])
   assert_same(actual[1], expected[1])
+
+
+@pytest.mark.parametrize('cell', ['lstm', 'gru'])
+def test_autocast_runs_the_layers_in_bfloat16(cell):
+  """Under torch.autocast('xla') the layers take bfloat16 inputs and weights, as eager
+  CUDA's autocast runs cuDNN's layers; the gradients reach the float32 weights."""
+  cpu, dev = pair(cell=cell, num_layers=2)
+  x = make((6, 4, 8), torch.float32)
+  expected = cpu(x)[0]
+  with lowered(cell):
+    with torch.autocast('xla', dtype=torch.bfloat16):
+      out = dev(x.to(DEV))[0]
+    out.float().square().sum().backward()
+  assert out.dtype == torch.bfloat16
+  assert (out.cpu().float() - expected).abs().max().item() < 3e-2
+  for p in dev.parameters():
+    assert p.grad is not None and p.grad.dtype == torch.float32
+
+
+@pytest.mark.parametrize('batch_first', [False, True])
+def test_pack_and_pad_sequences_match_eager(batch_first):
+  """pack_padded_sequence (PyTorch's kernel, slices of slices of the input, below
+  functionalization), its backward and pad_packed_sequence (which read the batch sizes
+  that functionalization wraps) on XLA data."""
+  from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+  x = make((4, 5, 3) if batch_first else (5, 4, 3), torch.float32)
+  lengths = torch.tensor([5, 3, 2, 1])
+
+  def round_trip(device):
+    leaf = x.to(device).detach().requires_grad_(True)
+    packed = pack_padded_sequence(leaf, lengths, batch_first=batch_first)
+    padded, out_lengths = pad_packed_sequence(packed, batch_first=batch_first, padding_value=-1.0)
+    (padded * padded).sum().backward()
+    return packed.data, packed.batch_sizes, padded, out_lengths, leaf.grad
+
+  data, sizes, padded, out_lengths, grad = round_trip('cpu')
+  xdata, xsizes, xpadded, xout_lengths, xgrad = round_trip(DEV)
+  assert xsizes.tolist() == sizes.tolist() and xout_lengths.tolist() == out_lengths.tolist()
+  assert_same([xdata, xpadded, xgrad], [data, padded, grad])
+
+
+@pytest.mark.parametrize('cell,enforce_sorted,layers,bidirectional', [('lstm', True, 2, False),
+                                                                       ('gru', False, 1, True),
+                                                                       ('rnn_tanh', True, 1, True)])
+def test_packed_sequences_match_eager(cell, enforce_sorted, layers, bidirectional):
+  """nn.utils.rnn.pack_padded_sequence: the loop runs on the padded form, each sequence's
+  states standing still over the steps it lacks, and packs its output again."""
+  from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+  cpu, dev = pair(cell=cell, num_layers=layers, bidirectional=bidirectional)
+  lengths = torch.tensor([5, 3, 2, 1]) if enforce_sorted else torch.tensor([3, 5, 1, 2])
+  x = make((5, 4, 8), torch.float32)
+
+  def packed_run(module, device):
+    leaf = x.to(device).detach().requires_grad_(True)
+    out, state = module(pack_padded_sequence(leaf, lengths, enforce_sorted=enforce_sorted))
+    padded, out_lengths = pad_packed_sequence(out)
+    h, c = state if isinstance(state, tuple) else (state, state.new_zeros(()))
+    (padded.square().sum() + h.sum() + 2 * c.sum()).backward()
+    assert out_lengths.tolist() == lengths.tolist()
+    return [padded, h, c, leaf.grad] + [p.grad for p in module.parameters()]
+
+  expected = packed_run(cpu, 'cpu')
+  with lowered(cell):
+    actual = packed_run(dev, DEV)
+    assert counter('xla::' + cell) == layers * (2 if bidirectional else 1)
+  assert_same(actual, expected)
+
+
+def test_packed_sequences_refuse_a_differentiated_backward():
+  from torch.nn.utils.rnn import pack_padded_sequence
+  _, dev = pair(cell='gru')
+  x = make((4, 2, 8), torch.float32).to(DEV).requires_grad_(True)
+  out, _ = dev(pack_padded_sequence(x, torch.tensor([4, 2])))
+  with pytest.raises(RuntimeError, match='gru: a backward through packed sequences that is differentiated again'):
+    torch.autograd.grad(out.data.square().sum(), x, create_graph=True)
 
 
 @pytest.mark.parametrize('cell', list(CELLS))
