@@ -12,10 +12,7 @@
 // 32 steps 4,500 ops a training step, and the unrolled graphs ran one small product per
 // step and weight, each repacking its weight matrix.
 #include <ATen/ATen.h>
-#include <ATen/ops/gru_native.h>
 #include <ATen/ops/lstm_native.h>
-#include <ATen/ops/rnn_relu_native.h>
-#include <ATen/ops/rnn_tanh_native.h>
 #include <torch/library.h>
 
 #include <vector>
@@ -124,16 +121,8 @@ std::tuple<at::Tensor, at::Tensor> SingleStateRnn(const at::Tensor& input, const
                                                   bool batch_first) {
   const Config k{kCell, has_biases, num_layers, dropout, train, bidirectional, batch_first};
   if (auto r = RunLayers(input, {hx}, params, k)) return {(*r)[0], (*r)[1]};
-  switch (kCell) {
-    case RnnCell::kGru:
-      return at::native::gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first);
-    case RnnCell::kRnnTanh:
-      return at::native::rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-                                  batch_first);
-    default:
-      return at::native::rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-                                  batch_first);
-  }
+  return SingleStateComposite(kCell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                              batch_first);
 }
 
 // A packed sequence ([sum of batch_sizes, features], the sequences' step t in rows
@@ -209,16 +198,8 @@ std::tuple<at::Tensor, at::Tensor> SingleStatePacked(const at::Tensor& data, con
                                                      bool bidirectional) {
   const Config k{kCell, has_biases, num_layers, dropout, train, bidirectional, /*batch_first=*/false};
   if (auto r = RunPacked(data, batch_sizes, {hx}, params, k)) return {(*r)[0], (*r)[1]};
-  switch (kCell) {
-    case RnnCell::kGru:
-      return at::native::gru(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional);
-    case RnnCell::kRnnTanh:
-      return at::native::rnn_tanh(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
-                                  bidirectional);
-    default:
-      return at::native::rnn_relu(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
-                                  bidirectional);
-  }
+  return SingleStateComposite(kCell, data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+                              bidirectional);
 }
 
 TORCH_LIBRARY_IMPL(aten, AutogradXLA, m) {

@@ -5,6 +5,9 @@
 // LSTM layer called on the host inside the graph (the CPU device, ops/host_lstm.cpp) and
 // a loop over the time steps lowered by XLA (every device and cell, ops/rnn_loop.cpp).
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/gru_native.h>
+#include <ATen/ops/rnn_relu_native.h>
+#include <ATen/ops/rnn_tanh_native.h>
 
 #include <tuple>
 
@@ -19,6 +22,18 @@ enum class RnnCell {
 
 // Gates per hidden unit: the rows of w_ih and w_hh are gates * hidden.
 int64_t GateCount(RnnCell cell);
+
+// PyTorch's composite of a single-state cell (GRU, tanh or relu RNN) on the arguments of
+// either of its overloads (a padded input, or packed data and its batch sizes): what
+// runs where the loop does not.
+template <typename... Args>
+std::tuple<at::Tensor, at::Tensor> SingleStateComposite(RnnCell cell, const Args&... args) {
+  switch (cell) {
+    case RnnCell::kGru: return at::native::gru(args...);
+    case RnnCell::kRnnTanh: return at::native::rnn_tanh(args...);
+    default: return at::native::rnn_relu(args...);
+  }
+}
 
 struct RnnLayerArgs {
   const at::Tensor& input;  // [steps, batch, input features]

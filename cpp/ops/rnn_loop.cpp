@@ -13,10 +13,7 @@
 // (AccumulationType), as cuDNN does; the hidden state is rounded to the input's type
 // where it feeds the next step's product.
 #include <ATen/ATen.h>
-#include <ATen/ops/gru_native.h>
 #include <ATen/ops/lstm_native.h>
-#include <ATen/ops/rnn_relu_native.h>
-#include <ATen/ops/rnn_tanh_native.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -313,21 +310,18 @@ const char* CellName(RnnCell cell) {
 // PyTorch's composite for one layer and direction of `cell`: (output, h_n, c_n).
 variable_list CompositeLayer(RnnCell cell, const at::Tensor& x, const at::Tensor& h0, const at::Tensor& c0,
                              at::TensorList params, bool has_biases) {
-  at::Tensor h = h0.unsqueeze(0);
-  std::tuple<at::Tensor, at::Tensor> single;
-  switch (cell) {
-    case RnnCell::kLstm: {
-      auto [y, hn, cn] =
-          at::native::lstm(x, {h, c0.unsqueeze(0)}, params, has_biases, 1, 0.0, true, false, false);
-      return {y, hn.squeeze(0), cn.squeeze(0)};
-    }
-    case RnnCell::kGru: single = at::native::gru(x, h, params, has_biases, 1, 0.0, true, false, false); break;
-    case RnnCell::kRnnTanh:
-      single = at::native::rnn_tanh(x, h, params, has_biases, 1, 0.0, true, false, false);
-      break;
-    default: single = at::native::rnn_relu(x, h, params, has_biases, 1, 0.0, true, false, false); break;
+  const at::Tensor h = h0.unsqueeze(0);
+  const int64_t layers = 1;
+  const double dropout = 0.0;
+  const bool train = true, bidirectional = false, batch_first = false;
+  if (cell == RnnCell::kLstm) {
+    auto [y, hn, cn] = at::native::lstm(x, {h, c0.unsqueeze(0)}, params, has_biases, layers, dropout, train,
+                                        bidirectional, batch_first);
+    return {y, hn.squeeze(0), cn.squeeze(0)};
   }
-  return {std::get<0>(single), std::get<1>(single).squeeze(0), at::Tensor()};
+  auto [y, hn] = SingleStateComposite(cell, x, h, params, has_biases, layers, dropout, train, bidirectional,
+                                      batch_first);
+  return {y, hn.squeeze(0), at::Tensor()};
 }
 
 // inputs: input, w_ih, w_hh, b_ih, b_hh, h0, c0, active. autograd::Function takes defined
