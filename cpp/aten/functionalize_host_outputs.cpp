@@ -10,28 +10,30 @@
 // The key is shared by every backend: other inputs keep PyTorch's kernel unchanged.
 #include <ATen/ATen.h>
 #include <ATen/FunctionalTensorWrapper.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
-#include <memory>
 #include <tuple>
+
+#include "aten/functionalize_override.h"
 
 namespace torch_xla {
 namespace {
 
-// PyTorch's Functionalize kernel of aten::_pack_padded_sequence, taken before ours.
-c10::SafeKernelFunction* original_pack = nullptr;
+std::tuple<at::Tensor, at::Tensor> FunctionalizePack(c10::DispatchKeySet keys, const at::Tensor& input,
+                                                     const at::Tensor& lengths, bool batch_first);
+
+const FunctionalizeOverride pack_override(
+    "_pack_padded_sequence", torch::dispatch(c10::DispatchKey::Functionalize, TORCH_FN(FunctionalizePack)), __FILE__,
+    __LINE__);
 
 std::tuple<at::Tensor, at::Tensor> FunctionalizePack(c10::DispatchKeySet keys, const at::Tensor& input,
                                                      const at::Tensor& lengths, bool batch_first) {
-  static const c10::OperatorHandle op =
-      c10::Dispatcher::singleton().findSchemaOrThrow("aten::_pack_padded_sequence", "");
   torch::jit::Stack stack;
   stack.reserve(3);
   stack.emplace_back(input);
   stack.emplace_back(lengths);
   stack.emplace_back(batch_first);
-  original_pack->callBoxed(op, keys, &stack);
+  pack_override.CallOriginal(keys, &stack);
   at::Tensor data = std::move(stack[0]).toTensor();
   at::Tensor batch_sizes = std::move(stack[1]).toTensor();
   namespace impl = at::functionalization::impl;
@@ -42,26 +44,6 @@ std::tuple<at::Tensor, at::Tensor> FunctionalizePack(c10::DispatchKeySet keys, c
   }
   return {data, batch_sizes};
 }
-
-// Takes PyTorch's kernel, then puts ours in its place, when the library loads.
-struct Registration {
-  Registration() {
-    const c10::OperatorHandle op =
-        c10::Dispatcher::singleton().findSchemaOrThrow("aten::_pack_padded_sequence", "");
-    original_pack = new c10::SafeKernelFunction(op.getComputedKernelForDispatchKey(c10::DispatchKey::Functionalize));
-    // The dispatcher warns of any override; this one is intended.
-    c10::WarningUtils::WarningHandlerGuard quiet(&silent);
-    library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::Functionalize, __FILE__,
-                                               __LINE__);
-    library->impl("_pack_padded_sequence",
-                  torch::dispatch(c10::DispatchKey::Functionalize, TORCH_FN(FunctionalizePack)));
-  }
-  struct Silent : c10::WarningHandler {
-    void process(const c10::Warning&) override {}
-  } silent;
-  std::unique_ptr<torch::Library> library;
-};
-Registration registration;
 
 }  // namespace
 }  // namespace torch_xla

@@ -17,11 +17,11 @@
 #include <ATen/ATen.h>
 #include <ATen/FunctionalTensorWrapper.h>
 #include <ATen/InferSize.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include <typeinfo>
 
+#include "aten/functionalize_override.h"
 #include "aten/xla_tensor_impl.h"
 #include "ir/builder.h"
 #include "runtime/metrics.h"
@@ -46,16 +46,19 @@ class ReshapeViewMeta : public at::functionalization::ViewMeta {
   at::DimVector size_;  // inline: no allocation for up to 5 dimensions
 };
 
-// PyTorch's Functionalize kernel of aten::view, taken before ours replaced it.
-c10::SafeKernelFunction* original_view = nullptr;
+at::Tensor FunctionalizeView(c10::DispatchKeySet keys, const at::Tensor& self, c10::SymIntArrayRef size);
 
+const FunctionalizeOverride view_override(
+    "view", torch::dispatch(c10::DispatchKey::Functionalize, TORCH_FN(FunctionalizeView)), __FILE__,
+    __LINE__);
+
+// PyTorch's Functionalize kernel of aten::view.
 at::Tensor CallOriginal(c10::DispatchKeySet keys, const at::Tensor& self, c10::SymIntArrayRef size) {
-  static const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::view", "");
   torch::jit::Stack stack;
   stack.reserve(2);
   stack.emplace_back(self);
   stack.emplace_back(size);
-  original_view->callBoxed(op, keys, &stack);
+  view_override.CallOriginal(keys, &stack);
   return std::move(stack[0]).toTensor();
 }
 
@@ -89,24 +92,6 @@ at::Tensor FunctionalizeView(c10::DispatchKeySet keys, const at::Tensor& self, c
   return at::detail::make_tensor<at::FunctionalTensorWrapper>(value, wrapper,
                                                               std::make_shared<ReshapeViewMeta>(*int_size));
 }
-
-// Takes PyTorch's kernel, then puts ours in its place, when the library loads.
-struct Registration {
-  Registration() {
-    const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::view", "");
-    original_view = new c10::SafeKernelFunction(op.getComputedKernelForDispatchKey(c10::DispatchKey::Functionalize));
-    // The dispatcher warns of any override; this one is intended.
-    c10::WarningUtils::WarningHandlerGuard quiet(&silent);
-    library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::Functionalize, __FILE__,
-                                               __LINE__);
-    library->impl("view", torch::dispatch(c10::DispatchKey::Functionalize, TORCH_FN(FunctionalizeView)));
-  }
-  struct Silent : c10::WarningHandler {
-    void process(const c10::Warning&) override {}
-  } silent;
-  std::unique_ptr<torch::Library> library;
-};
-Registration registration;
 
 }  // namespace
 }  // namespace torch_xla
